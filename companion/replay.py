@@ -1,0 +1,96 @@
+"""``companion replay LOG.jsonl``: apply a game log's events in order, print the final state.
+
+The contract is ``spec/EVENTS.md`` ("Log files and replay"). Two extensions, both optional:
+an ``{"type": "undo"}`` event takes back the last accepted event (that is how the table's
+append-only log records an undo), and a later ``new_game`` starts a fresh game (the final state
+is then that game's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from companion.games.base import EventError, Game, RuleError
+
+
+class LogError(Exception):
+    """A log that cannot be replayed: ``line N: reason``. Exit status 2."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(1-based line number, event) for each non-blank line; LogError on malformed JSON."""
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            event = json.loads(text)
+        except json.JSONDecodeError as err:
+            hint = " (truncated line?)" if not text.endswith("\n") else ""
+            raise LogError(number, f"not valid JSON: {err.msg} at column {err.colno}{hint}") from None
+        if not isinstance(event, dict):
+            raise LogError(number, "an event must be a JSON object")
+        yield number, event
+
+
+def replay(numbered_events: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+    """The final state of a log in the replay format. LogError if the log cannot be replayed."""
+    game: Game | None = None
+    rejected: list[dict[str, Any]] = []
+    for number, event in numbered_events:
+        try:
+            if event.get("type") == "new_game":
+                game = Game.start(event)
+            elif game is None:
+                raise LogError(number, f"a log starts with a 'new_game' event, not '{event.get('type')}'")
+            elif event.get("type") == "undo":
+                game.pop()
+            else:
+                game.push(event)
+        except EventError as err:
+            raise LogError(number, str(err)) from None
+        except RuleError as err:
+            if game is None or event.get("type") == "new_game":
+                raise LogError(number, f"{err.code}: {err.message} (the game does not start)") from None
+            rejected.append({"line": number, "code": err.code, "message": err.message})
+    if game is None:
+        raise LogError(0, "the log holds no events")
+    view = game.view()
+    detail = view.pop("detail")
+    return {**view, "rejected": rejected, "detail": detail}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("log", help="a game log, JSON Lines, first event new_game ('-' for stdin)")
+    parser.add_argument("--compact", action="store_true", help="print one line instead of indented JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.log == "-":
+            result = replay(read_jsonl(sys.stdin))
+        else:
+            with open(args.log, encoding="utf-8", newline="") as f:
+                result = replay(read_jsonl(f))
+    except OSError as err:
+        print(f"cannot read {args.log}: {err.strerror}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as err:
+        print(f"{args.log}: not UTF-8 text ({err.reason} at byte {err.start})", file=sys.stderr)
+        return 2
+    except LogError as err:
+        print(str(err), file=sys.stderr)
+        return 2
+    if args.compact:
+        print(json.dumps(result, ensure_ascii=False, separators=(",", ":")))
+    else:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    return 0

@@ -1,0 +1,119 @@
+"""The event log: append-only SQLite, one row per accepted event.
+
+WAL journal with ``synchronous=FULL``: when :meth:`EventLog.append` returns, the row is on disk
+and survives a power cut or a SIGKILL. An undo is itself an appended row (``{"type": "undo"}``),
+so nothing is ever rewritten; a game's state is the replay of its rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY,
+    game TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    game_id INTEGER NOT NULL REFERENCES games(id),
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    source TEXT,
+    at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (game_id, seq)
+);
+"""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class EventLog:
+    """Games and their events in one SQLite file. Thread-safe (one connection, one lock)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def new_game(self, event: Mapping[str, Any], source: str | None = None) -> int:
+        """Store a new game with its ``new_game`` event as row 1; return the game id."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cur = self._db.execute("INSERT INTO games (game, created) VALUES (?, ?)",
+                                       (str(event.get("game")), now_iso()))
+                game_id = int(cur.lastrowid or 0)
+                self._insert(game_id, 1, event, source)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            return game_id
+
+    def append(self, game_id: int, event: Mapping[str, Any], source: str | None = None) -> int:
+        """Append one event; return its sequence number. Durable when this returns."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                (last,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE game_id = ?",
+                                           (game_id,)).fetchone()
+                seq = last + 1
+                self._insert(game_id, seq, event, source)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            return seq
+
+    def _insert(self, game_id: int, seq: int, event: Mapping[str, Any], source: str | None) -> None:
+        body = dict(event)
+        if source is not None:
+            body.setdefault("source", source)
+        body.setdefault("at", now_iso())
+        self._db.execute(
+            "INSERT INTO events (game_id, seq, type, source, at, body) VALUES (?, ?, ?, ?, ?, ?)",
+            (game_id, seq, str(body.get("type")), body.get("source"), body["at"],
+             json.dumps(body, ensure_ascii=False, separators=(",", ":"))),
+        )
+
+    def events(self, game_id: int) -> list[dict[str, Any]]:
+        """Every stored row of a game, undo rows included, in order."""
+        with self._lock:
+            rows = self._db.execute("SELECT body FROM events WHERE game_id = ? ORDER BY seq",
+                                    (game_id,)).fetchall()
+        return [json.loads(body) for (body,) in rows]
+
+    def latest_game(self) -> int | None:
+        with self._lock:
+            row = self._db.execute("SELECT MAX(id) FROM games").fetchone()
+        return row[0] if row and row[0] is not None else None
+
+    def games(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT g.id, g.game, g.created, COUNT(e.seq), MAX(e.at) FROM games g "
+                "LEFT JOIN events e ON e.game_id = g.id GROUP BY g.id ORDER BY g.id DESC").fetchall()
+        return [{"id": r[0], "game": r[1], "created": r[2], "events": r[3], "updated": r[4]} for r in rows]
+
+    def has_game(self, game_id: int) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is not None

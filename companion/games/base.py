@@ -24,6 +24,7 @@ companion.games.base.RuleError: DICE_NOT_SET: no throw before both sides have ro
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -220,6 +221,15 @@ class Engine:
         raise NotImplementedError
 
     def legal_actions(self, state: Any) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    # -- for simulations, benchmarks and the demo: randomness is injected, never global
+    def random_new_game(self, rng: random.Random) -> dict[str, Any]:
+        """A valid ``new_game`` event with a random number of players/sides and options."""
+        raise NotImplementedError
+
+    def random_action(self, state: Any, rng: random.Random) -> dict[str, Any]:
+        """A random *legal* event for the current state (virtual dice rolled with ``rng``)."""
         raise NotImplementedError
 
     # -- provided

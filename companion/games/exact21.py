@@ -15,6 +15,7 @@ effect for the side.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -287,3 +288,19 @@ class Exact21(Engine):
         side = state.sides[state.turn]
         cups = [c for c in COLOURS if side.cups[c] > 0] + ["silver", "miss"]
         return [{"type": "throw", "side": side.name, "cup": c} for c in cups]
+
+    # -- simulation
+    def random_new_game(self, rng: random.Random) -> dict[str, Any]:
+        sides = []
+        for name in ("A", "B"):
+            n = rng.choice((1, 1, 2, 3))
+            sides.append({"name": name, "players": [f"{name}{i + 1}" for i in range(n)]})
+        return {"type": "new_game", "game": self.name, "sides": sides,
+                "options": {"silver_rule": rng.choice(("single_cup", "combination"))}}
+
+    def random_action(self, state: State, rng: random.Random) -> dict[str, Any]:
+        actions = self.legal_actions(state)
+        action = dict(rng.choice(actions))
+        if action["type"] == "dice":
+            action["values"] = dict(zip(COLOURS, rng.sample(range(1, 7), 4), strict=True))
+        return action

@@ -1,0 +1,91 @@
+"""``companion.toml``: one file, every key with a default. Unknown keys are an error with the
+key's name (a typo must not silently fall back to a default)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+DEFAULTS: dict[str, Any] = {
+    "server": {
+        "host": "0.0.0.0",      # every phone on the Wi-Fi
+        "port": 8000,
+        "threads": 128,         # one per open SSE stream (phone) plus headroom
+        "pin": "",              # table PIN; empty = COMPANION_PIN or generated at start
+    },
+    "data": {
+        "dir": "data",          # SQLite log, calibration, colour profiles
+    },
+    "camera": {
+        "source": "none",       # none | picamera2 | usb:N | rtsp://… | video file | image folder | render
+        "width": 1280,
+        "height": 720,
+        "fps": 30,
+    },
+    "calibration": {
+        "table": "",            # table calibration file; empty = <data dir>/table.json
+        "colours": "",          # dice colour profiles; empty = <data dir>/colours.json, else models/
+    },
+    "confirm": {
+        "auto_seconds": 0.0,    # 0 = wait for the button or a phone; the demo uses a delay
+        "long_press_seconds": 1.0,
+    },
+    "panel": {
+        "enabled": True,        # gpiozero button + buzzer; a null panel where GPIO is absent
+        "button_pin": 17,
+        "buzzer_pin": 18,
+        "tonal": False,         # TonalBuzzer (PWM) instead of an active buzzer
+    },
+}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Defaults, then the TOML file (if given or ``./companion.toml`` exists), then overrides."""
+    config = copy.deepcopy(DEFAULTS)
+    if path is None and Path("companion.toml").exists():
+        path = "companion.toml"
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except OSError as err:
+            raise ConfigError(f"cannot read {path}: {err.strerror}") from None
+        except tomllib.TOMLDecodeError as err:
+            raise ConfigError(f"{path}: {err}") from None
+        _merge(config, data, str(path))
+    if overrides:
+        _merge(config, overrides, "overrides")
+    if not config["server"]["pin"]:
+        config["server"]["pin"] = os.environ.get("COMPANION_PIN", "")
+    return config
+
+
+def _merge(into: dict[str, Any], data: dict[str, Any], where: str, prefix: str = "") -> None:
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if key not in into:
+            raise ConfigError(f"{where}: unknown key '{name}'")
+        if isinstance(into[key], dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: '{name}' must be a table")
+            _merge(into[key], value, where, name + ".")
+        else:
+            want = type(into[key])
+            if want is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+                raise ConfigError(f"{where}: '{name}' must be {want.__name__}")
+            into[key] = value
+
+
+def data_path(config: dict[str, Any], *parts: str) -> Path:
+    root = Path(config["data"]["dir"])
+    root.mkdir(parents=True, exist_ok=True)
+    return root.joinpath(*parts)

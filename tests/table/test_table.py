@@ -1,0 +1,131 @@
+"""The table: a real SQLite log, apply/undo, proposals, subscribers, export."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from companion.games.base import EventError, RuleError
+from companion.table import Table
+
+NEW = {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]}
+DICE_A = {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}}
+DICE_B = {"type": "dice", "side": "B", "values": {"blue": 6, "red": 4, "green": 3, "yellow": 1}}
+
+
+@pytest.fixture
+def table(tmp_path):
+    t = Table(tmp_path / "table.sqlite")
+    t.start(NEW, source="phone")
+    t.apply(DICE_A, source="camera")
+    t.apply(DICE_B, source="camera")
+    yield t
+    t.close()
+
+
+def test_a_refused_event_stores_nothing_and_says_why(table):
+    rows = len(table.log.events(table.game_id))
+    with pytest.raises(RuleError) as err:
+        table.apply({"type": "throw", "side": "B", "cup": "red"})
+    assert err.value.code == "NOT_YOUR_TURN"
+    with pytest.raises(EventError):
+        table.apply({"type": "throw", "side": "A"})
+    assert len(table.log.events(table.game_id)) == rows
+
+
+def test_rows_carry_sequence_source_and_time(table):
+    table.apply({"type": "throw", "side": "A", "cup": "red"}, source="button")
+    rows = table.log.events(table.game_id)
+    assert [r["type"] for r in rows] == ["new_game", "dice", "dice", "throw"]
+    assert rows[-1]["source"] == "button" and rows[1]["source"] == "camera"
+    assert all(r["at"].endswith("Z") for r in rows)
+
+
+def test_state_survives_a_restart(tmp_path, table):
+    table.apply({"type": "throw", "side": "A", "cup": "yellow"})
+    table.apply({"type": "throw", "side": "B", "cup": "blue"})
+    table.undo()
+    before = table.state()
+    table.close()
+    again = Table(tmp_path / "table.sqlite")
+    after = again.state()
+    assert after["scores"] == {"A": 5, "B": 0} == before["scores"]
+    assert after["to_act"] == ["B"] and after["game_id"] == before["game_id"]
+
+
+def test_undo_takes_back_one_event_and_is_itself_logged(table):
+    table.apply({"type": "throw", "side": "A", "cup": "yellow"})
+    state = table.undo()
+    assert state["scores"]["A"] == 0 and state["to_act"] == ["A"]
+    assert table.log.events(table.game_id)[-1]["type"] == "undo"
+    table.undo()
+    table.undo()
+    with pytest.raises(RuleError) as err:
+        table.undo()
+    assert err.value.code == "NOTHING_TO_UNDO"
+
+
+def test_subscribers_see_every_change(table):
+    seen = []
+    unsubscribe = table.subscribe(lambda s: seen.append(s["scores"]["A"]))
+    table.apply({"type": "throw", "side": "A", "cup": "yellow"})
+    table.undo()
+    unsubscribe()
+    table.apply({"type": "throw", "side": "A", "cup": "red"})
+    assert seen == [5, 0]
+
+
+def test_proposals_wait_for_confirmation_and_the_rules_still_decide(table):
+    p = table.propose({"type": "throw", "side": "A", "cup": "red"}, evidence={"slot": "A/red/2", "frames": 12})
+    assert table.state()["scores"]["A"] == 0
+    assert table.state()["pending"][0]["evidence"]["frames"] == 12
+    state = table.confirm(p.id)
+    assert state["scores"]["A"] == 4 and state["pending"] == []
+    bad = table.propose({"type": "throw", "side": "A", "cup": "red"})  # B is on turn now
+    with pytest.raises(RuleError) as err:
+        table.confirm(bad.id)
+    assert err.value.code == "NOT_YOUR_TURN"
+    assert table.pending() == []
+    rejected = table.propose({"type": "throw", "side": "B", "cup": "red"})
+    table.reject(rejected.id)
+    assert table.state()["scores"]["B"] == 0
+    with pytest.raises(RuleError):
+        table.confirm(rejected.id)
+
+
+def test_proposals_the_table_has_moved_past_are_dropped(table):
+    table.propose({"type": "throw", "side": "A", "cup": "red"})
+    table.apply({"type": "throw", "side": "A", "cup": "miss"}, source="phone")
+    assert table.pending() == []
+
+
+def test_export_replays_to_the_same_state(tmp_path, table):
+    table.apply({"type": "throw", "side": "A", "cup": "yellow"})
+    table.apply({"type": "throw", "side": "B", "cup": "green"})
+    table.undo()
+    log = tmp_path / "export.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in table.export(table.game_id)))
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", str(log)], capture_output=True,
+                         text=True, timeout=60)
+    replayed = json.loads(out.stdout)
+    state = table.state()
+    assert replayed["scores"] == state["scores"] and replayed["to_act"] == state["to_act"]
+    assert [e["type"] for e in table.export(table.game_id, raw=True)][-1] == "undo"
+
+
+def test_a_new_game_keeps_the_old_one_in_the_log(table):
+    first = table.game_id
+    table.start({**NEW, "sides": [{"name": "X"}, {"name": "Y"}]})
+    assert table.game_id != first
+    assert [g["id"] for g in table.games()] == [table.game_id, first]
+    assert table.state()["players"] == ["X", "Y"]
+
+
+def test_a_refused_new_game_keeps_the_current_game(table):
+    with pytest.raises(RuleError):
+        table.start({**NEW, "sides": [{"name": "X"}]})
+    assert table.state()["players"] == ["A", "B"]
+    assert len(table.games()) == 1

@@ -1,0 +1,107 @@
+"""`companion replay` on bad logs: the documented error naming the line, exit 2, never a
+traceback (spec/EVENTS.md "Log files and replay")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NEW = {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]}
+DICE_A = {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}}
+DICE_B = {"type": "dice", "side": "B", "values": {"blue": 6, "red": 4, "green": 3, "yellow": 1}}
+
+
+def run(tmp_path: Path, text: str | bytes) -> subprocess.CompletedProcess:
+    log = tmp_path / "game.jsonl"
+    log.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return subprocess.run([sys.executable, "-m", "companion", "replay", str(log)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def lines(*events) -> str:
+    return "".join((e if isinstance(e, str) else json.dumps(e)) + "\n" for e in events)
+
+
+def assert_error(out: subprocess.CompletedProcess, line: int, *words: str) -> None:
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"line {line}: "), out.stderr
+    for word in words:
+        assert word in out.stderr
+
+
+def test_truncated_last_line(tmp_path):
+    text = lines(NEW, DICE_A) + json.dumps(DICE_B)[:30]
+    assert_error(run(tmp_path, text), 3, "not valid JSON")
+
+
+def test_unknown_event_type(tmp_path):
+    assert_error(run(tmp_path, lines(NEW, {"type": "teleport", "side": "A"})), 2, "unknown event type", "teleport")
+
+
+def test_wrong_field_type(tmp_path):
+    assert_error(run(tmp_path, lines(NEW, DICE_A, DICE_B, {"type": "throw", "side": "A", "cup": 3})), 4, "'cup'")
+
+
+def test_missing_field(tmp_path):
+    assert_error(run(tmp_path, lines(NEW, {"type": "dice", "side": "A"})), 2, "values")
+
+
+def test_event_that_is_not_an_object(tmp_path):
+    assert_error(run(tmp_path, lines(NEW, "[1, 2, 3]")), 2, "object")
+
+
+def test_unknown_game(tmp_path):
+    assert_error(run(tmp_path, lines({**NEW, "game": "chess"})), 1, "unknown game")
+
+
+def test_log_must_start_with_new_game(tmp_path):
+    assert_error(run(tmp_path, lines(DICE_A)), 1, "new_game")
+
+
+def test_new_game_breaking_a_rule_exits_2_naming_the_code(tmp_path):
+    bad = {**NEW, "sides": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}
+    assert_error(run(tmp_path, lines(bad, DICE_A)), 1, "BAD_VALUE")
+    bad = {**NEW, "options": {"silver_rule": "never"}}
+    assert_error(run(tmp_path, lines(bad)), 1, "BAD_VALUE")
+
+
+def test_not_utf8(tmp_path):
+    out = run(tmp_path, lines(NEW).encode() + b'{"type": "dice", "side": "\xff"}\n')
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "UTF-8" in out.stderr
+
+
+def test_missing_file(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", str(tmp_path / "nope.jsonl")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "nope.jsonl" in out.stderr
+
+
+def test_rejected_events_exit_0_and_are_listed_with_their_line(tmp_path):
+    out = run(tmp_path, lines(NEW, DICE_A, {"type": "throw", "side": "A", "cup": "red"}, "", DICE_B,
+                              {"type": "throw", "side": "B", "cup": "red"}))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert [(r["line"], r["code"]) for r in result["rejected"]] == [(3, "DICE_NOT_SET"), (6, "NOT_YOUR_TURN")]
+    assert all(r["message"] for r in result["rejected"])
+    assert result["to_act"] == ["A"] and result["scores"] == {"A": 0, "B": 0}
+
+
+def test_undo_event_takes_back_the_last_accepted_event(tmp_path):
+    out = run(tmp_path, lines(NEW, DICE_A, DICE_B, {"type": "throw", "side": "A", "cup": "red"}, {"type": "undo"}))
+    result = json.loads(out.stdout)
+    assert result["scores"]["A"] == 0 and result["to_act"] == ["A"]
+
+
+@pytest.mark.parametrize("flag", [[], ["--compact"]])
+def test_output_is_one_json_object(tmp_path, flag):
+    log = tmp_path / "g.jsonl"
+    log.write_text(lines(NEW))
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", str(log), *flag],
+                         capture_output=True, text=True, timeout=60)
+    assert json.loads(out.stdout)["to_act"] == ["A", "B"]

@@ -137,6 +137,11 @@ class Exact21(Engine):
         "throw": fields(side=str, cup=str, player=Field(str, required=False)),
     }
 
+    def copy_state(self, state: State) -> State:
+        sides = [Side(s.name, s.players, s.values, dict(s.cups), s.total, s.silver_points, s.next_player)
+                 for s in state.sides]  # players and values are never changed in place
+        return State(sides, state.silver_rule, state.turn, state.winner, state.last)
+
     # -- set-up (E1)
     def setup(self, event: Mapping[str, Any], options: dict[str, Any]) -> State:
         sides_in = event["sides"]

@@ -85,7 +85,9 @@ def _http_error(err: HTTPException) -> Response | HTTPException:
 
 
 @api.errorhandler(Exception)
-def _bug(err: Exception) -> Response:  # a bug, never bad input: logged, answered in JSON
+def _bug(err: Exception) -> Response | HTTPException:  # a bug, never bad input: logged, answered in JSON
+    if isinstance(err, HTTPException):
+        return _http_error(err)
     current_app.logger.exception("API error")
     return error(500, "INTERNAL", "the companion hit a bug; the game is unchanged unless the state says so")
 

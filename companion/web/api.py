@@ -19,6 +19,7 @@ there is a typo and gets 400 ``UNKNOWN_FIELD``.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from functools import wraps
@@ -256,8 +257,10 @@ def qr(target: str) -> Response:
         url = base_url() + "controller#pin=" + ctx().guard.pin
     else:
         raise ApiError(404, "NOT_FOUND", "QR codes: scoreboard or controller")
-    svg = segno.make(url, error="m").svg_inline(scale=6, dark="#000", light="#fff", border=2)
-    return Response(svg, mimetype="image/svg+xml", headers={"Cache-Control": "no-store", "X-QR-Text": url})
+    out = io.BytesIO()
+    segno.make(url, error="m").save(out, kind="svg", scale=6, dark="#000", light="#fff", border=2,
+                                    xmldecl=False, svgns=True, title="QR")
+    return Response(out.getvalue(), mimetype="image/svg+xml", headers={"Cache-Control": "no-store", "X-QR-Text": url})
 
 
 # -- changing ---------------------------------------------------------------------------------

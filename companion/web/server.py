@@ -80,7 +80,15 @@ class Running:
 
     app: Flask
     server: Any
-    thread: threading.Thread
+    thread: threading.Thread | None = None
+    stopping: bool = False
+
+    def _run(self) -> None:
+        try:
+            self.server.run()
+        except (OSError, ValueError):  # select() on a socket stop() just closed
+            if not self.stopping:
+                raise
 
     @property
     def port(self) -> int:
@@ -91,23 +99,26 @@ class Running:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
+        self.stopping = True
         companion = self.app.extensions.get("companion")
         if companion is not None:
             companion.close()  # ends every stream, freeing their threads
         self.server.task_dispatcher.shutdown(timeout=2)
-        for channel in list(self.server._map.values()):
-            try:
-                channel.close()
-            except OSError:
-                pass
-        self.thread.join(timeout=5)
+        while self.server._map:
+            for channel in list(self.server._map.values()):
+                try:
+                    channel.handle_close()
+                except OSError:
+                    pass
+        if self.thread is not None:
+            self.thread.join(timeout=5)
 
 
 def start(app: Flask, host: str = "127.0.0.1", port: int = 0, threads: int = 32) -> Running:
-    server = make_server(app, host, port, threads)
-    thread = threading.Thread(target=server.run, name="companion-web", daemon=True)
-    thread.start()
-    return Running(app, server, thread)
+    running = Running(app, make_server(app, host, port, threads))
+    running.thread = threading.Thread(target=running._run, name="companion-web", daemon=True)
+    running.thread.start()
+    return running
 
 
 def run(args: argparse.Namespace) -> int:

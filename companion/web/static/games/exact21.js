@@ -14,7 +14,7 @@
       if (n) li.appendChild(chip(c, (n > 1 ? n + "×" : "") + values[c]));
     }
     if (w.silver) li.appendChild(chip("silver", (w.silver > 1 ? w.silver + "×" : "") + "1"));
-    li.appendChild(el("span", {class: "dim"}, " " + tr("throws", {n: w.throws})));
+    li.appendChild(el("span", {class: "dim"}, " " + tr(w.throws === 1 ? "throw_one" : "throws", {n: w.throws})));
     return li;
   }
 
@@ -36,7 +36,7 @@
       const left = d.cups[c];
       cups.appendChild(el("div", {class: "cup c-" + c + (left ? "" : " gone"), title: tr("cup_" + c)},
         el("span", {class: "v"}, d.values[c]),
-        el("span", {class: "n dots"}, "●".repeat(left) + "○".repeat(Math.max(0, 4 - left)))));
+        el("span", {class: "n left", "data-left": left}, "×" + left)));
     }
     card.appendChild(cups);
     card.appendChild(el("div", {class: "silver" + (d.silver_active ? " on" : "")},

@@ -1,0 +1,170 @@
+"""Real Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright) against a real waitress
+server on loopback: two scoreboards follow a third page's taps on the controller without a
+reload; phone-sized screenshots of each game's pages go to ``test-output/screenshots/``."""
+
+from __future__ import annotations
+
+import json
+import random
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from companion.games import ENGINES, get_engine
+from companion.games.base import Game
+from tests.web.conftest import PIN
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PHONE = {"width": 390, "height": 844}
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (./run test installs it)")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def phone(browser, url: str, errors: list[str], lang: str = "en-GB"):
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, locale=lang, color_scheme="dark")
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    return page
+
+
+def post(port: int, path: str, body: dict) -> dict:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 headers={"X-Table-Pin": PIN, "Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.load(r)
+
+
+def score(page, side: str) -> str:
+    return page.locator(f'#board [data-score="{side}"]').inner_text()
+
+
+def test_two_scoreboards_follow_the_controller_without_reload(browser, server):
+    errors: list[str] = []
+    boards = [phone(browser, server.url + "/", errors), phone(browser, server.url + "/?lang=hu", errors, "hu-HU")]
+    for b in boards:
+        b.evaluate("window.__not_reloaded = true")
+        b.wait_for_selector(".conn[data-state=on]")
+
+    # The third phone sets the game up by taps and lands on the controller.
+    ctl = phone(browser, server.url + "/setup", errors)
+    ctl.select_option("#game", "exact21")
+    ctl.fill("input[name=side0]", "Reds")
+    ctl.fill("textarea[name=players0]", "Ann\nBen")
+    ctl.fill("input[name=side1]", "Blues")
+    ctl.click("button[type=submit]")
+    ctl.wait_for_url("**/controller")
+
+    for b in boards:
+        b.wait_for_selector('#board [data-side="Reds"]')
+
+    # Dice by number pickers: a refused roll is explained, then the right ones are accepted.
+    def roll(side: str, values: dict[str, int]) -> None:
+        form = ctl.locator(f'.dice-entry[data-side="{side}"]')
+        for colour, v in values.items():
+            form.locator(f'button[data-colour="{colour}"][data-value="{v}"]').click()
+        form.locator("button[type=submit]").click()
+
+    roll("Reds", {"blue": 3, "red": 3, "green": 2, "yellow": 5})
+    ctl.wait_for_selector("#toast:not([hidden])")
+    assert "four different numbers" in ctl.inner_text("#toast")
+    roll("Reds", {"red": 4})
+    roll("Blues", {"blue": 1, "red": 2, "green": 6, "yellow": 4})
+
+    ctl.wait_for_selector('button[data-cup="yellow"]')
+    ctl.click('button[data-cup="yellow"]')
+    for b in boards:
+        b.wait_for_function("document.querySelector('#board [data-score=\"Reds\"]').textContent === '5'",
+                            timeout=3000)
+        assert score(b, "Blues") == "0"
+    ctl.click('button[data-cup="blue"]')  # Ben: 5 + 3
+    for b in boards:
+        b.wait_for_function("document.querySelector('#board [data-score=\"Reds\"]').textContent === '8'",
+                            timeout=3000)
+        assert "Bea" not in b.inner_text("#board .on-turn h2")
+        assert b.locator("#board .on-turn").get_attribute("data-side") == "Blues"
+    assert "Eredményjelző" in boards[1].inner_text("nav")
+
+    # What the camera proposed: confirm on the controller, the scoreboards follow.
+    table = server.app.extensions["companion"].table
+    table.propose({"type": "throw", "side": "Blues", "cup": "green"})
+    ctl.wait_for_selector(".pending [data-proposal] .okb")
+    for b in boards:
+        b.wait_for_selector("#pending:not([hidden])")
+    ctl.click(".pending .okb")
+    for b in boards:
+        b.wait_for_function("document.querySelector('#board [data-score=\"Blues\"]').textContent === '6'",
+                            timeout=3000)
+        b.wait_for_selector("#pending", state="hidden")
+
+    # Undo takes the last throw back everywhere.
+    ctl.click("#undo")
+    for b in boards:
+        b.wait_for_function("document.querySelector('#board [data-score=\"Blues\"]').textContent === '0'",
+                            timeout=3000)
+        assert b.evaluate("window.__not_reloaded") is True
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctl.screenshot(path=str(SHOTS / "exact21-controller.png"), full_page=True)
+    boards[0].screenshot(path=str(SHOTS / "exact21-scoreboard-live.png"), full_page=True)
+    assert errors == []
+
+
+def play_random(port: int, name: str, steps: int, seed: int = 7) -> dict:
+    """A seeded game of ``name`` played through the API by the engine's own legal actions."""
+    engine = get_engine(name)
+    rng = random.Random(seed)
+    new_game = engine.random_new_game(rng)
+    state = post(port, "/api/games", new_game)
+    game = Game(engine, new_game, engine.new_game(new_game))
+    for _ in range(steps):
+        if engine.finished(game.state):
+            break
+        event = engine.random_action(game.state, rng)
+        game.push(event)
+        state = post(port, "/api/events", event)
+    return state
+
+
+def _available(name: str) -> bool:
+    try:
+        get_engine(name)
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_each_game_scoreboard_on_a_phone(browser, server, name):
+    if not _available(name):
+        pytest.skip(f"the {name} engine is not on this branch yet")
+    state = play_random(server.port, name, steps=14)
+    errors: list[str] = []
+    board = phone(browser, server.url + "/", errors)
+    board.wait_for_function(f"document.body.dataset.version === '{state['version']}'", timeout=5000)
+    text = board.inner_text("#board")
+    for player in state["players"]:
+        assert player in text
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    board.screenshot(path=str(SHOTS / f"{name}-scoreboard.png"), full_page=True)
+    ctl = phone(browser, server.url + "/controller", errors)
+    ctl.wait_for_function(f"document.body.dataset.version === '{state['version']}'", timeout=5000)
+    if state["legal"]:
+        assert ctl.locator("#controls button").count() >= 1
+    ctl.screenshot(path=str(SHOTS / f"{name}-controller.png"), full_page=True)
+    assert errors == []

@@ -7,40 +7,14 @@ from __future__ import annotations
 import json
 import random
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from companion.games import ENGINES, get_engine
 from companion.games.base import Game
-from tests.web.conftest import PIN
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-PHONE = {"width": 390, "height": 844}
-SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+from tests.web.conftest import CHROMIUM, PIN, SHOTS, phone
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (./run test installs it)")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield b
-        b.close()
-
-
-def phone(browser, url: str, errors: list[str], lang: str = "en-GB"):
-    context = browser.new_context(viewport=PHONE, device_scale_factor=2, locale=lang, color_scheme="dark")
-    page = context.new_page()
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url)
-    return page
 
 
 def post(port: int, path: str, body: dict) -> dict:
@@ -167,4 +141,29 @@ def test_each_game_scoreboard_on_a_phone(browser, server, name):
     if state["legal"]:
         assert ctl.locator("#controls button").count() >= 1
     ctl.screenshot(path=str(SHOTS / f"{name}-controller.png"), full_page=True)
+    assert errors == []
+
+
+def test_history_chart_export_setup_and_health_pages(browser, server):
+    final = play_random(server.port, "exact21", steps=60)
+    errors: list[str] = []
+    page = phone(browser, server.url + "/history", errors)
+    page.wait_for_selector("#chart svg path[data-player]")
+    assert page.locator("#chart svg path[data-player]").count() == len(final["players"])
+    link = page.locator(f'#games [data-game="{final["game_id"]}"] a').get_attribute("href")
+    assert link == f"/api/games/{final['game_id']}/log.jsonl"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "history.png"), full_page=True)
+
+    setup = phone(browser, server.url + "/setup?lang=es", errors)
+    for game, option in [("exact21", "silver_rule"), ("twentyone", "incomplete_row_bonus"),
+                         ("exactly", "cap_mode"), ("stack21", "zero_bonus_points")]:
+        setup.select_option("#game", game)
+        assert setup.locator(f'[name="opt_{option}"]').count() == 1
+    setup.select_option("#game", "exact21")
+    setup.screenshot(path=str(SHOTS / "setup.png"), full_page=True)
+
+    health = phone(browser, server.url + "/health", errors)
+    health.wait_for_selector("#health dd")
+    assert "no camera configured" in health.inner_text("#health")
     assert errors == []

@@ -33,7 +33,7 @@ document.addEventListener("DOMContentLoaded", () => {
     who.replaceChildren();
     if (g === "exact21") {
       for (const [i, side] of ["A", "B"].entries()) {
-        who.appendChild(el("fieldset", {}, el("legend", {}, tr("sides") + " " + (i + 1)),
+        who.appendChild(el("fieldset", {}, el("legend", {}, tr("side_n", {n: i + 1})),
           el("label", {}, tr("side_name"), el("input", {name: "side" + i, value: side})),
           el("label", {}, tr("side_players"), el("textarea", {name: "players" + i, rows: 2}))));
       }

@@ -29,7 +29,7 @@
         el("div", {class: "name"}, p === "center" ? tr("center") : p),
         el("div", {class: "cents"}, cents(s.total)),
         coins(s),
-        trophies === null ? null : el("div", {class: "trophies", title: tr("trophies")}, "★".repeat(trophies) || "·")));
+        trophies === null ? null : el("div", {class: "trophies", title: tr("trophies")}, "★".repeat(trophies) || "☆")));
     }
     root.appendChild(grid);
   };

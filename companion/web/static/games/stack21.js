@@ -22,7 +22,7 @@
       const card = el("div", {class: "stack" + ((state.to_act || []).includes(player) ? " on-turn" : "")},
         el("div", {class: "name"}, player));
       const entries = Array.isArray(list) ? list.map((s, i) => [i + 1, s]) : Object.entries(list || {});
-      for (const [id, s] of entries) card.appendChild(el("div", {}, el("span", {class: "dim"}, id + ": "), cardsOf(s)));
+      for (const [id, s] of entries) card.appendChild(el("div", {class: "stackrow"}, el("span", {class: "dim"}, id), cardsOf(s)));
       grid.appendChild(card);
     }
     if (grid.children.length) { root.appendChild(el("h3", {}, tr("stacks"))); root.appendChild(grid); }

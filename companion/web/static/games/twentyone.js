@@ -31,7 +31,7 @@
     const d = state.detail || {};
     const dice = d.dice || d.roll;
     if (dice && typeof dice === "object") root.appendChild(el("div", {class: "card"}, el("b", {}, tr("roll")), diceRow(dice)));
-    const grid = el("div", {class: "players-grid"});
+    const grid = el("div", {class: "players-grid sheets-grid"});
     for (const p of state.players || []) {
       const sheet = (d.sheets || {})[p];
       const card = el("div", {class: "player" + ((state.to_act || []).includes(p) ? " on-turn" : "")

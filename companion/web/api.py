@@ -109,6 +109,10 @@ def _depth(value: Any, limit: int) -> bool:
     return False
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def body(allowed: frozenset[str] | None = None, optional: bool = False) -> dict[str, Any]:
     """The request body as a JSON object. ``allowed``: the keys this endpoint takes (None = an
     event, any key). ``optional``: an empty body counts as ``{}``."""
@@ -118,7 +122,7 @@ def body(allowed: frozenset[str] | None = None, optional: bool = False) -> dict[
             return {}
         raise ApiError(400, "BAD_JSON", "the body must be a JSON object, and it is empty")
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_no_constant)
     except (ValueError, RecursionError) as err:
         raise ApiError(400, "BAD_JSON", f"the body is not valid JSON ({str(err)[:80]})") from None
     if not isinstance(value, dict):

@@ -120,6 +120,7 @@ def test_login_body_is_checked(client):
     ("[1, 2]", "BAD_JSON"),
     ('"dice"', "BAD_JSON"),
     ("", "BAD_JSON"),
+    ('{"type": "throw", "side": "A", "cup": "red", "note": NaN}', "BAD_JSON"),
     ("\xff\xfe", "BAD_JSON"),
     ("[" * 30_000 + "]" * 30_000, "BAD_JSON"),
     ('{"type": "throw", "side": "A", "cup": "red", "x": ' + "[" * 40 + "]" * 40 + "}", "BAD_JSON"),

@@ -46,6 +46,9 @@ def test_two_scoreboards_follow_the_controller_without_reload(browser, server):
 
     for b in boards:
         b.wait_for_selector('#board [data-side="Reds"]')
+    ctl.wait_for_selector('.dice-entry[data-side="Reds"]')
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctl.screenshot(path=str(SHOTS / "exact21-controller-dice.png"))
 
     # Dice by number pickers: a refused roll is explained, then the right ones are accepted.
     def roll(side: str, values: dict[str, int]) -> None:

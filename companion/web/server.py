@@ -146,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"scoreboard: {companion.public_base}   controller: {companion.public_base}controller", flush=True)
     print(f"table PIN: {companion.guard.pin} ({companion.pin_source})   data: {config['data']['dir']}", flush=True)
+    if config["camera"]["source"] == "none":
+        print("no camera configured: scores are entered from phones", flush=True)
     try:
         server.run()
     finally:

@@ -170,3 +170,24 @@ def test_history_chart_export_setup_and_health_pages(browser, server):
     health.wait_for_selector("#health dd")
     assert "no camera configured" in health.inner_text("#health")
     assert errors == []
+
+
+def test_generic_controller_plays_any_game_from_its_legal_actions(browser, server):
+    """The fallback every game gets before its own controller: legal actions as buttons, and a
+    small form for the fields a template leaves to the table (here 21 Exact's dice values)."""
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    errors: list[str] = []
+    ctl = phone(browser, server.url + "/controller", errors)
+    ctl.wait_for_selector(".dice-entry")
+    ctl.evaluate("delete C.controllers.exact21")  # as if 21 Exact had no controller of its own
+    post(server.port, "/api/events", {"type": "dice", "side": "A",
+                                      "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    form = ctl.locator(".actions form").first
+    form.wait_for()
+    assert "side B" in form.inner_text()
+    form.locator("textarea[name=values]").fill('{"blue": 1, "red": 2, "green": 6, "yellow": 4}')
+    form.locator("button[type=submit]").click()
+    ctl.wait_for_selector('.actions button:has-text("cup yellow")')
+    ctl.click('.actions button:has-text("cup yellow")')
+    ctl.wait_for_function("document.querySelector('#mini [data-score=\"A\"]').textContent === '5'", timeout=3000)
+    assert errors == []

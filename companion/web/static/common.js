@@ -74,7 +74,7 @@
   C.change = async function (method, path, body) {
     const r = await C.api(method, path, body);
     if (!r.ok) C.toast(C.tr("error") + ": " + (r.data.message || r.data.code));
-    else if (r.data && r.data.game !== undefined) C.render && C.render(r.data);
+    else if (r.data && r.data.game !== undefined && C.render) C.render(r.data, true);
     return r;
   };
   C.send = (event) => C.change("POST", "/api/events", Object.assign({source: "phone"}, event));
@@ -83,8 +83,10 @@
   C.connect = function (onState) {
     const conn = document.getElementById("conn");
     let version = -1;
-    C.render = function (state) {
-      if (state.version !== undefined && state.version < version) return;  // an older answer
+    // The stream is in order; a POST's answer may arrive after a newer streamed state and is
+    // then skipped. (After a server restart versions start again from 0: the stream still wins.)
+    C.render = function (state, answer) {
+      if (answer && state.version !== undefined && state.version <= version) return;
       version = state.version === undefined ? version : state.version;
       C.game = state.game;
       const title = document.getElementById("title");

@@ -139,6 +139,8 @@ def test_each_game_scoreboard_on_a_phone(browser, server, name):
         assert player in text
     SHOTS.mkdir(parents=True, exist_ok=True)
     board.screenshot(path=str(SHOTS / f"{name}-scoreboard.png"), full_page=True)
+    board.set_viewport_size({"width": 1280, "height": 720})  # the Pi's own screen
+    board.screenshot(path=str(SHOTS / f"{name}-scoreboard-tv.png"))
     ctl = phone(browser, server.url + "/controller", errors)
     ctl.wait_for_function(f"document.body.dataset.version === '{state['version']}'", timeout=5000)
     if state["legal"]:

@@ -64,12 +64,19 @@ def make_server(app: Flask, host: str, port: int, threads: int) -> Any:
 
 
 def serve(app: Flask, host: str, port: int, threads: int) -> None:
-    """Serve ``app`` until interrupted (blocking); open streams are ended on the way out."""
+    """Serve ``app`` until interrupted (blocking): prints where phones connect and the table
+    PIN, and ends open streams on the way out. OSError if the address cannot be bound."""
     server = make_server(app, host, port, threads)
+    companion = app.extensions.get("companion")
+    if companion is not None:
+        print(f"scoreboard: {companion.public_base}   controller: {companion.public_base}controller", flush=True)
+        print(f"table PIN: {companion.guard.pin} ({companion.pin_source})   "
+              f"data: {companion.config['data']['dir']}", flush=True)
+        if companion.live is None:
+            print("no camera configured: scores are entered from phones", flush=True)
     try:
         server.run()
     finally:
-        companion = app.extensions.get("companion")
         if companion is not None:
             companion.close()
 
@@ -137,19 +144,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     app = create_app(config)
-    companion = app.extensions["companion"]
     host, port, threads = config["server"]["host"], config["server"]["port"], config["server"]["threads"]
     try:
-        server = make_server(app, host, port, threads)
+        serve(app, host, port, threads)
     except OSError as err:
         print(f"companion serve: cannot listen on {host}:{port}: {err.strerror}", file=sys.stderr)
         return 2
-    print(f"scoreboard: {companion.public_base}   controller: {companion.public_base}controller", flush=True)
-    print(f"table PIN: {companion.guard.pin} ({companion.pin_source})   data: {config['data']['dir']}", flush=True)
-    if config["camera"]["source"] == "none":
-        print("no camera configured: scores are entered from phones", flush=True)
-    try:
-        server.run()
-    finally:
-        companion.close()
     return 0

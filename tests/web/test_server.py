@@ -78,3 +78,15 @@ def test_bench_web_json_has_the_figures(tmp_path):
     assert result["clients"] == 3 and result["deliveries"] == 12 and result["missed"] == 0
     assert set(result["latency_ms"]) == {"median", "p95", "max"}
     assert result["server_rss_mb"]["with_streams"] > 0 and "cores" in result["machine"]
+
+
+def test_serve_on_a_taken_port_says_why(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "companion", "serve", "--host", "127.0.0.1", "--port", str(port),
+                            "--data-dir", str(tmp_path)], capture_output=True, text=True, env=env(), cwd=tmp_path,
+                           timeout=30)
+    assert r.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -1,0 +1,330 @@
+"""The JSON API. Reading is open; every change needs the table PIN (see ``auth``).
+
+Errors are always ``{"code": ..., "message": ...}`` with a 4xx status:
+
+- 400 ``BAD_JSON`` (body not JSON, not an object, or too deep), ``BAD_EVENT`` (the engine's
+  EventError: unknown type, missing field, wrong JSON type), ``UNKNOWN_FIELD`` (a key this
+  endpoint does not take);
+- 403 ``PIN_REQUIRED`` / ``BAD_PIN``; 429 ``RATE_LIMITED`` (with ``Retry-After``);
+- 404 ``NOT_FOUND`` / ``NO_SUCH_PROPOSAL`` / ``NO_SUCH_GAME``; 413 ``TOO_LARGE``;
+- 422 for a rule refusal about the event's own values (``BAD_VALUE``, ``UNKNOWN_PLAYER``,
+  ``DICE_NOT_DISTINCT``), 409 for every other rule refusal: the event is fine, the table is not
+  in a state that allows it (``GAME_OVER``, ``NOT_YOUR_TURN``, ``NO_GAME``, ``NOTHING_TO_UNDO``...).
+
+Unknown fields: an *event* (``POST /api/events``, ``POST /api/games``) may carry fields the engine
+does not know — EVENTS.md lets events be extended with optional fields, so they are stored and
+ignored by the rules. The *other* bodies (login, undo, confirm, reject) are ours: an unknown key
+there is a typo and gets 400 ``UNKNOWN_FIELD``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import segno
+from flask import Blueprint, Response, current_app, jsonify, request, session, stream_with_context
+from werkzeug.exceptions import HTTPException
+
+from companion.games.base import EventError, Game, RuleError
+from companion.table.table import NO_SUCH_PROPOSAL, replay_rows
+from companion.web.app import Companion
+from companion.web.auth import is_loopback
+
+api = Blueprint("api", __name__, url_prefix="/api")
+
+VALUE_CODES = frozenset({"BAD_VALUE", "UNKNOWN_PLAYER", "DICE_NOT_DISTINCT"})
+MAX_DEPTH = 32  # JSON nesting: a new_game with sheets is 5 deep
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+
+def ctx() -> Companion:
+    return current_app.extensions["companion"]
+
+
+def error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    response = jsonify(code=code, message=message)
+    response.status_code = status
+    response.headers.update(headers or {})
+    return response
+
+
+@api.errorhandler(ApiError)
+def _api_error(err: ApiError) -> Response:
+    return error(err.status, err.code, err.message, err.headers)
+
+
+@api.errorhandler(RuleError)
+def _rule_error(err: RuleError) -> Response:
+    if err.code == NO_SUCH_PROPOSAL:
+        return error(404, err.code, err.message)
+    return error(422 if err.code in VALUE_CODES else 409, err.code, err.message)
+
+
+@api.errorhandler(EventError)
+def _event_error(err: EventError) -> Response:
+    return error(400, "BAD_EVENT", str(err))
+
+
+@api.app_errorhandler(HTTPException)
+def _http_error(err: HTTPException) -> Response | HTTPException:
+    if not request.path.startswith("/api/"):
+        return err  # pages keep Flask's own error pages
+    codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "TOO_LARGE"}
+    status = err.code or 400
+    message = {413: f"the body is larger than {current_app.config['MAX_CONTENT_LENGTH']} bytes"}.get(
+        status, err.description or err.name)
+    return error(status, codes.get(status, "BAD_REQUEST"), message)
+
+
+@api.errorhandler(Exception)
+def _bug(err: Exception) -> Response | HTTPException:  # a bug, never bad input: logged, answered in JSON
+    if isinstance(err, HTTPException):
+        return _http_error(err)
+    current_app.logger.exception("API error")
+    return error(500, "INTERNAL", "the companion hit a bug; the game is unchanged unless the state says so")
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def _depth(value: Any, limit: int) -> bool:
+    """True if ``value`` nests deeper than ``limit``."""
+    stack = [(value, 1)]
+    while stack:
+        item, d = stack.pop()
+        if d > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, d + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, d + 1) for v in item)
+    return False
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def body(allowed: frozenset[str] | None = None, optional: bool = False) -> dict[str, Any]:
+    """The request body as a JSON object. ``allowed``: the keys this endpoint takes (None = an
+    event, any key). ``optional``: an empty body counts as ``{}``."""
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        if optional:
+            return {}
+        raise ApiError(400, "BAD_JSON", "the body must be a JSON object, and it is empty")
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as err:
+        raise ApiError(400, "BAD_JSON", f"the body is not valid JSON ({str(err)[:80]})") from None
+    if not isinstance(value, dict):
+        kind = type(value).__name__.replace("list", "an array").replace("str", "a string")
+        raise ApiError(400, "BAD_JSON", f"the body must be a JSON object, not {kind}")
+    if _depth(value, MAX_DEPTH):
+        raise ApiError(400, "BAD_JSON", f"the body nests deeper than {MAX_DEPTH} levels")
+    if allowed is not None:
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            raise ApiError(400, "UNKNOWN_FIELD",
+                           f"unknown field '{unknown[0]}' (this takes: {', '.join(sorted(allowed)) or 'nothing'})")
+    return value
+
+
+def client_address() -> str:
+    return request.remote_addr or "?"
+
+
+def pin_ok_for_request() -> bool:
+    """True if this request already carries the right PIN (header or session); no counting."""
+    guard = ctx().guard
+    return bool(session.get("pin_ok") and guard.matches(session.get("pin"))) or guard.matches(
+        request.headers.get("X-Table-Pin"))
+
+
+def needs_pin(view: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if not (session.get("pin_ok") and ctx().guard.matches(session.get("pin"))):
+            verdict = ctx().guard.check(request.headers.get("X-Table-Pin"), client_address())
+            if not verdict.ok:
+                if verdict.code == "RATE_LIMITED":
+                    raise ApiError(429, verdict.code, verdict.message, {"Retry-After": str(verdict.retry_after)})
+                raise ApiError(403, verdict.code, verdict.message)
+        return view(*args, **kwargs)
+
+    return wrapped
+
+
+def source_of(event: dict[str, Any]) -> str:
+    return str(event.get("source") or "phone")
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+@api.get("/state")
+def state() -> Response:
+    return jsonify(ctx().table.state())
+
+
+@api.get("/stream")
+def stream() -> Response:
+    disconnected = request.environ.get("waitress.client_disconnected")
+    gen = ctx().hub.stream(disconnected)
+    return Response(stream_with_context(gen), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@api.get("/pending")
+def pending() -> Response:
+    return jsonify(pending=[p.as_dict() for p in ctx().table.pending()])
+
+
+@api.get("/games")
+def games() -> Response:
+    return jsonify(games=ctx().table.games(), current=ctx().table.game_id)
+
+
+def _rows(game_id: int) -> list[dict[str, Any]]:
+    rows = ctx().table.log.events(game_id)
+    if not rows:
+        raise ApiError(404, "NO_SUCH_GAME", f"there is no game {game_id}")
+    return rows
+
+
+@api.get("/games/<int:game_id>/log.jsonl")
+def export(game_id: int) -> Response:
+    _rows(game_id)
+    events = ctx().table.export(game_id, raw=request.args.get("raw") == "1")
+    text = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
+    return Response(text, mimetype="application/x-ndjson",
+                    headers={"Content-Disposition": f'attachment; filename="game-{game_id}.jsonl"'})
+
+
+@api.get("/games/<int:game_id>/scores")
+def scores(game_id: int) -> Response:
+    """The scores after every effective event of a game: the history page's chart."""
+    events = replay_rows(_rows(game_id)).events
+    game = Game.start(events[0])
+    points = [{"seq": 1, "type": "new_game", "at": events[0].get("at"), "scores": game.view()["scores"]}]
+    for seq, event in enumerate(events[1:], start=2):
+        game.push(event)
+        points.append({"seq": seq, "type": event.get("type"), "at": event.get("at"),
+                       "scores": game.view()["scores"]})
+    view = game.view()
+    return jsonify(game=view["game"], game_id=game_id, players=view["players"],
+                   winners=view["winners"], finished=view["finished"], points=points)
+
+
+@api.get("/health")
+def health() -> Response:
+    c = ctx()
+    camera = c.live.health() if c.live is not None else {"configured": False, "message": "no camera configured"}
+    return jsonify(camera=camera, streams=c.hub.clients, game_id=c.table.game_id,
+                   version=c.table.version, pin_source=c.pin_source)
+
+
+@api.get("/frame.jpg")
+def frame() -> Response:
+    c = ctx()
+    jpeg = c.live.latest_jpeg() if c.live is not None else None
+    if jpeg is None:
+        raise ApiError(404, "NO_FRAME", "no camera configured" if c.live is None else "no frame yet")
+    return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
+def base_url() -> str:
+    """The address phones should open: the server's LAN address when asked from the Pi itself."""
+    c = ctx()
+    if c.public_base and is_loopback(request.remote_addr) and request.host.split(":")[0] in (
+            "127.0.0.1", "localhost", "[::1]"):
+        return c.public_base
+    return request.host_url
+
+
+@api.get("/qr/<target>.svg")
+def qr(target: str) -> Response:
+    """QR codes: ``scoreboard`` for anyone; ``controller`` carries the PIN, so only for the Pi's
+    own screen or a request that already has the PIN."""
+    if target == "scoreboard":
+        url = base_url()
+    elif target == "controller":
+        if not (is_loopback(request.remote_addr) or pin_ok_for_request()):
+            raise ApiError(403, "PIN_REQUIRED", "the controller's QR code carries the PIN")
+        url = base_url() + "controller#pin=" + ctx().guard.pin
+    else:
+        raise ApiError(404, "NOT_FOUND", "QR codes: scoreboard or controller")
+    out = io.BytesIO()
+    segno.make(url, error="m").save(out, kind="svg", scale=6, dark="#000", light="#fff", border=2,
+                                    xmldecl=False, svgns=True, title="QR")
+    return Response(out.getvalue(), mimetype="image/svg+xml", headers={"Cache-Control": "no-store", "X-QR-Text": url})
+
+
+# -- changing ---------------------------------------------------------------------------------
+
+@api.post("/login")
+def login() -> Response:
+    """Enter the PIN once; the session cookie then stands for it on this phone."""
+    data = body(frozenset({"pin"}))
+    pin = data.get("pin")
+    if not isinstance(pin, str):
+        raise ApiError(400, "BAD_JSON", "'pin' must be a string")
+    verdict = ctx().guard.check(pin, client_address())
+    if not verdict.ok:
+        status = 429 if verdict.code == "RATE_LIMITED" else 403
+        headers = {"Retry-After": str(verdict.retry_after)} if status == 429 else None
+        raise ApiError(status, verdict.code, verdict.message, headers)
+    session["pin_ok"] = True
+    session["pin"] = pin
+    return jsonify(ok=True)
+
+
+@api.post("/logout")
+def logout() -> Response:
+    session.clear()
+    return jsonify(ok=True)
+
+
+@api.post("/games")
+@needs_pin
+def start_game() -> tuple[Response, int]:
+    event = body()
+    event.setdefault("type", "new_game")
+    if event["type"] != "new_game":
+        raise ApiError(400, "BAD_EVENT", "POST /api/games takes a 'new_game' event; other events go to /api/events")
+    return jsonify(ctx().table.start(event, source_of(event))), 201
+
+
+@api.post("/events")
+@needs_pin
+def post_event() -> Response:
+    event = body()
+    return jsonify(ctx().table.apply(event, source_of(event)))
+
+
+@api.post("/undo")
+@needs_pin
+def undo() -> Response:
+    body(frozenset(), optional=True)
+    return jsonify(ctx().table.undo("phone"))
+
+
+@api.post("/pending/<int:proposal_id>/confirm")
+@needs_pin
+def confirm(proposal_id: int) -> Response:
+    body(frozenset(), optional=True)
+    return jsonify(ctx().table.confirm(proposal_id, None))
+
+
+@api.post("/pending/<int:proposal_id>/reject")
+@needs_pin
+def reject(proposal_id: int) -> Response:
+    body(frozenset(), optional=True)
+    return jsonify(ctx().table.reject(proposal_id))

@@ -1,0 +1,148 @@
+// Shared by every page: texts, DOM helper, API calls with the PIN, the live stream.
+"use strict";
+(function () {
+  const C = window.COMPANION || {t: {}};
+  window.C = C;
+  C.scoreboards = {};   // game -> function(state, root): one small renderer per game (static/games/*.js)
+  C.controllers = {};   // game -> function(state, root): entry by taps for that game
+
+  C.tr = function (key, vars) {
+    let s = C.t[key] !== undefined ? C.t[key] : key;
+    for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
+    return s;
+  };
+
+  // el("div", {class: "x", onclick: f}, child, "text", ...)
+  C.el = function (tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      node.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+    }
+    return node;
+  };
+  C.svg = function (tag, attrs) {
+    const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    return node;
+  };
+
+  C.gameName = (g) => C.t["game_" + g] || g;
+  C.names = (list) => (list || []).join(", ");
+
+  let toastTimer = null;
+  C.toast = function (message, ok) {
+    const box = document.getElementById("toast");
+    if (!box) return;
+    box.textContent = message;
+    box.className = "toast" + (ok ? " ok" : "");
+    box.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { box.hidden = true; }, ok ? 1800 : 5000);
+  };
+
+  C.storedPin = () => { try { return localStorage.getItem("companion.pin") || ""; } catch (e) { return ""; } };
+  C.storePin = (pin) => { try { localStorage.setItem("companion.pin", pin); } catch (e) { /* private mode */ } };
+
+  // fetch JSON; returns {ok, status, data}. Changes carry the PIN header when we have one.
+  C.api = async function (method, path, body) {
+    const headers = {"Accept": "application/json"};
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const pin = C.storedPin() || C.pin;
+    if (pin && method !== "GET") headers["X-Table-Pin"] = pin;
+    let response;
+    try {
+      response = await fetch(path, {method, headers, credentials: "same-origin",
+        body: body === undefined ? undefined : JSON.stringify(body)});
+    } catch (e) {
+      return {ok: false, status: 0, data: {code: "OFFLINE", message: C.tr("offline")}};
+    }
+    let data = null;
+    try { data = await response.json(); } catch (e) { data = {code: "BAD_RESPONSE", message: response.statusText}; }
+    if (!response.ok && (data.code === "BAD_PIN" || data.code === "PIN_REQUIRED") && C.onPinNeeded) C.onPinNeeded();
+    return {ok: response.ok, status: response.status, data};
+  };
+
+  // Send a change; a refusal is explained in the toast (the engine's own sentence).
+  C.change = async function (method, path, body) {
+    const r = await C.api(method, path, body);
+    if (!r.ok) C.toast(C.tr("error") + ": " + (r.data.message || r.data.code));
+    else if (r.data && r.data.game !== undefined && C.render) C.render(r.data, true);
+    return r;
+  };
+  C.send = (event) => C.change("POST", "/api/events", Object.assign({source: "phone"}, event));
+
+  // The live stream: full state on connect, then every change. EventSource reconnects by itself.
+  C.connect = function (onState) {
+    const conn = document.getElementById("conn");
+    let version = -1;
+    // The stream is in order; a POST's answer may arrive after a newer streamed state and is
+    // then skipped. (After a server restart versions start again from 0: the stream still wins.)
+    C.render = function (state, answer) {
+      if (answer && state.version !== undefined && state.version <= version) return;
+      version = state.version === undefined ? version : state.version;
+      C.game = state.game;
+      const title = document.getElementById("title");
+      if (title) title.textContent = state.game ? C.gameName(state.game) : C.tr("no_game");
+      document.body.dataset.version = String(state.version);
+      onState(state);
+    };
+    function open() {
+      const source = new EventSource("/api/stream");
+      source.addEventListener("state", (e) => C.render(JSON.parse(e.data)));
+      source.onopen = () => { if (conn) conn.dataset.state = "on"; };
+      source.onerror = () => { if (conn) conn.dataset.state = "off"; };
+      C.source = source;
+    }
+    open();
+  };
+
+  // "A, B: to act" / "X wins!" line shared by the scoreboard and the controller.
+  C.statusLine = function (state) {
+    const box = C.el("div");
+    if (!state.game) return box;
+    if (state.finished) {
+      const w = state.winners || [];
+      box.appendChild(C.el("div", {class: "win"}, w.length > 1 ? C.tr("winners", {names: C.names(w)})
+        : w.length ? C.tr("winner", {name: w[0]}) : C.tr("finished")));
+    } else if ((state.to_act || []).length) {
+      const act = C.el("div", {class: "act"});
+      act.innerHTML = "";
+      act.appendChild(document.createTextNode(C.tr("to_act", {names: ""})));
+      act.appendChild(C.el("b", {}, C.names(state.to_act)));
+      box.appendChild(act);
+    }
+    return box;
+  };
+
+  C.describe = function (event) {  // a short human line for an event (pending proposals, buttons)
+    const parts = [event.type];
+    for (const [k, v] of Object.entries(event)) {
+      if (k === "type" || k === "source" || k === "at") continue;
+      parts.push(k + " " + (typeof v === "object" ? JSON.stringify(v) : v));
+    }
+    return parts.join(" · ");
+  };
+
+  C.renderBoard = function (state, root) {
+    root.replaceChildren();
+    if (!state.game) {
+      root.appendChild(C.el("p", {class: "empty"}, C.tr("no_game"), C.el("br"),
+        C.el("a", {href: "/setup"}, C.tr("no_game_hint"))));
+      return;
+    }
+    const renderer = C.scoreboards[state.game] || C.scoreboards.generic;
+    try { renderer(state, root); } catch (e) {  // a renderer bug must not blank the table
+      console.error(e);
+      root.replaceChildren();
+      C.scoreboards.generic(state, root);
+    }
+  };
+})();

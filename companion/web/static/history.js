@@ -1,0 +1,47 @@
+// Past games with export links, and the score-over-time chart of one game (hand-drawn SVG).
+"use strict";
+document.addEventListener("DOMContentLoaded", async () => {
+  const {el, tr} = window.C;
+  const list = document.getElementById("games");
+  const chart = document.getElementById("chart");
+  document.getElementById("conn").dataset.state = "on";
+  const PALETTE = ["#f5c542", "#2f7bff", "#ff4040", "#27c46b", "#c58bff", "#4fd6e8"];
+
+  async function draw(id) {
+    const r = await C.api("GET", `/api/games/${id}/scores`);
+    if (!r.ok) { chart.replaceChildren(el("p", {class: "dim"}, r.data.message)); return; }
+    const {players, points} = r.data;
+    const W = 640, H = 300, L = 40, B = 26, T = 10, R = 10;
+    let max = 1;
+    for (const p of points) for (const v of Object.values(p.scores)) max = Math.max(max, v);
+    const x = (i) => L + (points.length > 1 ? i * (W - L - R) / (points.length - 1) : 0);
+    const y = (v) => H - B - v * (H - B - T) / max;
+    const svg = C.svg("svg", {viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": tr("score_over_time")});
+    for (let k = 0; k <= 4; k++) {
+      const v = Math.round(max * k / 4);
+      svg.appendChild(C.svg("line", {x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#2f3945"}));
+      const label = C.svg("text", {x: L - 6, y: y(v) + 5, fill: "#9aa7b4", "font-size": 14, "text-anchor": "end"});
+      label.textContent = v;
+      svg.appendChild(label);
+    }
+    const legend = el("div", {class: "legend"});
+    players.forEach((name, i) => {
+      const colour = PALETTE[i % PALETTE.length];
+      const d = points.map((p, j) => (j ? "L" : "M") + x(j).toFixed(1) + " " + y(p.scores[name] || 0).toFixed(1)).join(" ");
+      svg.appendChild(C.svg("path", {d, fill: "none", stroke: colour, "stroke-width": 4, "stroke-linejoin": "round", "data-player": name}));
+      legend.appendChild(el("span", {style: `color:${colour}`}, "■ " + name + " " + (points.at(-1).scores[name] ?? "")));
+    });
+    chart.replaceChildren(el("h2", {}, tr("score_over_time") + " · #" + id + " " + C.gameName(r.data.game)), svg, legend);
+  }
+
+  const r = await C.api("GET", "/api/games");
+  if (!r.ok || !r.data.games.length) { chart.replaceChildren(el("p", {class: "empty"}, tr("no_game"))); return; }
+  for (const g of r.data.games) {
+    list.appendChild(el("li", {"data-game": g.id},
+      el("span", {class: "g"}, el("b", {}, "#" + g.id + " " + C.gameName(g.game)), el("br"),
+        el("span", {class: "dim"}, (g.created || "").replace("T", " ").slice(0, 16) + " · " + tr("events", {n: g.events}))),
+      el("button", {type: "button", onclick: () => draw(g.id)}, tr("score_over_time")),
+      el("a", {href: `/api/games/${g.id}/log.jsonl`, download: `game-${g.id}.jsonl`}, tr("export"))));
+  }
+  draw(r.data.current || r.data.games[0].id);
+});

@@ -1,0 +1,15 @@
+// The scoreboard: the game's own renderer, fed live by the stream.
+"use strict";
+document.addEventListener("DOMContentLoaded", () => {
+  const {el, tr} = window.C;
+  const board = document.getElementById("board");
+  const status = document.getElementById("status");
+  const pending = document.getElementById("pending");
+  C.connect((state) => {
+    status.replaceChildren(C.statusLine(state));
+    C.renderBoard(state, board);
+    const list = state.pending || [];
+    pending.hidden = !list.length;
+    pending.replaceChildren(...list.map((p) => el("div", {class: "p"}, el("span", {class: "what"}, tr("pending") + ": " + C.describe(p.event)))));
+  });
+});

@@ -1,0 +1,102 @@
+// Set-up: game, players or sides, house rules, sheets -> POST /api/games (the new_game event).
+"use strict";
+document.addEventListener("DOMContentLoaded", () => {
+  const {el, tr} = window.C;
+  const form = document.getElementById("setup");
+  const game = document.getElementById("game");
+  const who = document.getElementById("who");
+  const options = document.getElementById("options");
+  document.getElementById("conn").dataset.state = "on";
+  const lines = (text) => text.split(/\n|,/).map((s) => s.trim()).filter(Boolean);
+
+  function optionInput(name, spec) {
+    const label = tr("opt_" + name);
+    if (spec.choices) {
+      const select = el("select", {name: "opt_" + name});
+      for (const c of spec.choices) {
+        const o = el("option", {value: JSON.stringify(c)}, C.t["opt_" + name + "_" + c] || String(c));
+        if (c === spec.default) o.selected = true;
+        select.appendChild(o);
+      }
+      return el("label", {}, label, select);
+    }
+    if (typeof spec.default === "boolean")
+      return el("label", {class: "check"}, el("input", {type: "checkbox", name: "opt_" + name, checked: spec.default}), label);
+    if (typeof spec.default === "number")
+      return el("label", {}, label, el("input", {type: "number", name: "opt_" + name, value: spec.default,
+        min: spec.minimum, max: spec.maximum, inputmode: "numeric"}));
+    return el("label", {}, label, el("input", {name: "opt_" + name, placeholder: String(spec.default)}));
+  }
+
+  function draw() {
+    const g = game.value;
+    who.replaceChildren();
+    if (g === "exact21") {
+      for (const [i, side] of ["A", "B"].entries()) {
+        who.appendChild(el("fieldset", {}, el("legend", {}, tr("side_n", {n: i + 1})),
+          el("label", {}, tr("side_name"), el("input", {name: "side" + i, value: side})),
+          el("label", {}, tr("side_players"), el("textarea", {name: "players" + i, rows: 2}))));
+      }
+    } else {
+      who.appendChild(el("label", {}, tr("players") + " (" + tr("players_hint") + ")",
+        el("textarea", {name: "players", rows: 4}, g === "exact21" ? "" : "P1\nP2")));
+      if (g === "stack21") who.appendChild(el("label", {class: "check"}, el("input", {type: "checkbox", name: "teams"}), tr("teams")));
+      if (g === "twentyone") who.appendChild(el("label", {}, tr("sheets"), el("textarea", {name: "sheets", rows: 2, placeholder: '{"A": [[["yellow", 6], …]]}'})));
+    }
+    options.replaceChildren(el("legend", {}, tr("options")));
+    for (const [name, spec] of Object.entries(window.GAME_OPTIONS[g] || {})) options.appendChild(optionInput(name, spec));
+  }
+
+  function newGame() {
+    const g = game.value;
+    const f = form.elements;
+    const event = {type: "new_game", game: g, options: {}};
+    if (g === "exact21") {
+      event.sides = [0, 1].map((i) => {
+        const side = {name: f["side" + i].value.trim()};
+        const players = lines(f["players" + i].value);
+        if (players.length) side.players = players;
+        return side;
+      });
+    } else {
+      const players = lines(f.players.value);
+      if (g === "twentyone") {
+        // "Ann" gets the next free sheet; "Ann = C" picks sheet C.
+        const taken = new Set(players.map((p) => (p.split("=")[1] || "").trim().toUpperCase()).filter(Boolean));
+        const free = ["A", "B", "C", "D", "E", "F"].filter((s) => !taken.has(s));
+        event.players = players.map((p) => {
+          const [name, sheet] = p.split("=").map((s) => s.trim());
+          return {name, sheet: sheet ? sheet.toUpperCase() : free.shift()};
+        });
+        if (f.sheets.value.trim()) event.sheets = JSON.parse(f.sheets.value);
+      } else event.players = players;
+      if (g === "stack21" && f.teams.checked) event.teams = [[players[0], players[2]], [players[1], players[3]]];
+    }
+    for (const [name, spec] of Object.entries(window.GAME_OPTIONS[g] || {})) {
+      const input = f["opt_" + name];
+      if (!input) continue;
+      let value;
+      if (spec.choices) value = JSON.parse(input.value);
+      else if (typeof spec.default === "boolean") value = input.checked;
+      else if (typeof spec.default === "number") value = input.value === "" ? spec.default : Number(input.value);
+      else value = input.value.trim();
+      if (value === "" || value === spec.default) continue;  // defaults need not be sent
+      event.options[name] = value;
+    }
+    return event;
+  }
+
+  game.addEventListener("change", draw);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    let event;
+    try { event = newGame(); } catch (err) { C.toast(String(err.message || err)); return; }
+    let r = await C.change("POST", "/api/games", event);
+    if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN")) {
+      const pin = window.prompt(tr("pin_enter"));
+      if (pin) { C.storePin(pin.trim()); r = await C.change("POST", "/api/games", event); }
+    }
+    if (r.ok) { C.toast(tr("started"), true); location.href = "/controller"; }
+  });
+  draw();
+});

@@ -1,0 +1,439 @@
+"""The JSON API through Flask's test client, on a real SQLite table.
+
+Errors are ``{"code", "message"}`` with a 4xx status; bad input never gets a 5xx.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from companion.replay import read_jsonl, replay
+from companion.web.auth import MAX_WRONG
+from tests.web.conftest import DICE_A, DICE_B, NEW_EXACT21, PIN
+
+H = {"X-Table-Pin": PIN}
+PHONE = {"REMOTE_ADDR": "192.168.1.50"}
+
+
+def post(client, path: str, body: Any = None, pin: str | None = PIN, **kw):
+    headers = {"X-Table-Pin": pin} if pin is not None else {}
+    data = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
+    return client.post(path, data=data, headers=headers, content_type="application/json", **kw)
+
+
+def started(client) -> dict:
+    r = post(client, "/api/games", NEW_EXACT21)
+    assert r.status_code == 201, r.json
+    return r.json
+
+
+def ready(client) -> dict:
+    started(client)
+    post(client, "/api/events", DICE_A)
+    return post(client, "/api/events", DICE_B).json
+
+
+def assert_error(r, status: int, code: str) -> None:
+    assert r.status_code == status, r.get_data(as_text=True)
+    assert r.json["code"] == code
+    assert isinstance(r.json["message"], str) and r.json["message"]
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+def test_state_before_any_game_says_so(client):
+    r = client.get("/api/state")
+    assert r.status_code == 200
+    assert r.json["game"] is None and r.json["pending"] == []
+
+
+def test_state_is_the_replay_format_plus_table_fields(client):
+    ready(client)
+    state = client.get("/api/state").json
+    for key in ("game", "players", "to_act", "finished", "winners", "scores", "rejected", "detail"):
+        assert key in state
+    assert state["game"] == "exact21" and state["players"] == ["A", "B"]
+    assert state["seq"] == 3 and state["pending"] == []
+    assert {"type": "throw", "side": "A", "cup": "yellow"} in state["legal"]
+    assert state["detail"]["thrower"] == "Ann"
+
+
+def test_reading_needs_no_pin(client):
+    ready(client)
+    for path in ("/api/state", "/api/pending", "/api/games", "/api/games/1/log.jsonl", "/api/health"):
+        assert client.get(path, environ_base=PHONE).status_code == 200, path
+
+
+# -- the PIN ------------------------------------------------------------------------------------
+
+def test_change_without_pin_is_refused_and_changes_nothing(client):
+    assert_error(post(client, "/api/games", NEW_EXACT21, pin=None), 403, "PIN_REQUIRED")
+    assert_error(post(client, "/api/games", NEW_EXACT21, pin="0000"), 403, "BAD_PIN")
+    assert client.get("/api/state").json["game"] is None
+    assert client.get("/api/games").json["games"] == []
+
+
+def test_every_changing_endpoint_needs_the_pin(client):
+    ready(client)
+    proposal = client.application.extensions["companion"].table.propose(
+        {"type": "throw", "side": "A", "cup": "red"})
+    for path in ("/api/games", "/api/events", "/api/undo", f"/api/pending/{proposal.id}/confirm",
+                 f"/api/pending/{proposal.id}/reject"):
+        assert_error(post(client, path, {}, pin="9999", environ_base={"REMOTE_ADDR": f"10.0.0.{len(path)}"}),
+                     403, "BAD_PIN")
+    assert client.get("/api/state").json["seq"] == 3
+    assert len(client.get("/api/pending").json["pending"]) == 1
+
+
+def test_wrong_pins_are_rate_limited_per_device(client):
+    for _ in range(MAX_WRONG):
+        assert_error(post(client, "/api/games", NEW_EXACT21, pin="1111", environ_base=PHONE), 403, "BAD_PIN")
+    r = post(client, "/api/games", NEW_EXACT21, pin=PIN, environ_base=PHONE)
+    assert_error(r, 429, "RATE_LIMITED")
+    assert int(r.headers["Retry-After"]) >= 1
+    # another phone at the table is not locked out
+    assert post(client, "/api/games", NEW_EXACT21, environ_base={"REMOTE_ADDR": "192.168.1.51"}).status_code == 201
+
+
+def test_login_once_then_the_session_stands_for_the_pin(client):
+    ready(client)
+    assert_error(post(client, "/api/login", {"pin": "1"}, pin=None), 403, "BAD_PIN")
+    assert post(client, "/api/login", {"pin": PIN}, pin=None).json == {"ok": True}
+    r = post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"}, pin=None)
+    assert r.status_code == 200 and r.json["scores"]["A"] == 5
+    post(client, "/api/logout", pin=None)
+    assert_error(post(client, "/api/undo", pin=None), 403, "PIN_REQUIRED")
+
+
+def test_login_body_is_checked(client):
+    assert_error(post(client, "/api/login", {"pin": PIN, "remember": True}, pin=None), 400, "UNKNOWN_FIELD")
+    assert_error(post(client, "/api/login", {"pin": 4321}, pin=None), 400, "BAD_JSON")
+
+
+# -- bad input: a clear 4xx, never a 5xx ---------------------------------------------------------
+
+@pytest.mark.parametrize("raw, code", [
+    ("{not json", "BAD_JSON"),
+    ("[1, 2]", "BAD_JSON"),
+    ('"dice"', "BAD_JSON"),
+    ("", "BAD_JSON"),
+    ('{"type": "throw", "side": "A", "cup": "red", "note": NaN}', "BAD_JSON"),
+    ("\xff\xfe", "BAD_JSON"),
+    ("[" * 30_000 + "]" * 30_000, "BAD_JSON"),
+    ('{"type": "throw", "side": "A", "cup": "red", "x": ' + "[" * 40 + "]" * 40 + "}", "BAD_JSON"),
+])
+def test_bad_json_is_400(client, raw, code):
+    ready(client)
+    assert_error(post(client, "/api/events", raw), 400, code)
+    assert client.get("/api/state").json["seq"] == 3
+
+
+def test_huge_body_is_413(client):
+    started(client)
+    big = json.dumps({"type": "throw", "side": "A", "cup": "red", "note": "x" * 200_000})
+    assert_error(post(client, "/api/events", big), 413, "TOO_LARGE")
+
+
+@pytest.mark.parametrize("event, message", [
+    ({"type": "jump", "side": "A"}, "unknown event type 'jump'"),
+    ({"type": "throw", "side": "A"}, "needs the field 'cup'"),
+    ({"type": "throw", "side": "A", "cup": 3}, "'cup' must be a string"),
+    ({"side": "A", "cup": "red"}, "'type'"),
+])
+def test_malformed_events_are_400_bad_event(client, event, message):
+    ready(client)
+    r = post(client, "/api/events", event)
+    assert_error(r, 400, "BAD_EVENT")
+    assert message in r.json["message"]
+
+
+def test_no_5xx_for_any_bad_body_on_any_endpoint(client):
+    ready(client)
+    table = client.application.extensions["companion"].table
+    pid = table.propose({"type": "throw", "side": "A", "cup": "red"}).id
+    bodies = ["", "null", "0", "[]", "{}", '{"type": null}', '{"type": "new_game"}', '{"x": 1}',
+              '{"type": "throw", "side": ["A"], "cup": {}}', '{"type": "dice", "side": "A", "values": {"blue": "3"}}',
+              '{"type": "new_game", "game": "exact21", "sides": "AB"}', '{"type": "new_game", "game": "chess"}',
+              '{"type": "new_game", "game": "exact21", "sides": [1, 2]}', "\x00"]
+    paths = ["/api/games", "/api/events", "/api/undo", f"/api/pending/{pid}/confirm", "/api/pending/999/reject",
+             "/api/login"]
+    for path in paths:
+        for raw in bodies:
+            r = post(client, path, raw)
+            assert 400 <= r.status_code < 500 or r.status_code in (200, 201), (path, raw, r.status_code)
+            if r.status_code >= 400:
+                assert set(r.json) == {"code", "message"}
+
+
+# -- unknown fields -----------------------------------------------------------------------------
+
+def test_unknown_event_fields_are_kept_and_ignored_by_the_rules(client):
+    """EVENTS.md: events may be extended with optional fields; the engine ignores them."""
+    ready(client)
+    r = post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow", "note": "bounced twice"})
+    assert r.status_code == 200 and r.json["scores"]["A"] == 5
+    log = client.get("/api/games/1/log.jsonl").get_data(as_text=True).splitlines()
+    assert json.loads(log[-1])["note"] == "bounced twice"
+
+
+def test_unknown_fields_in_our_own_bodies_are_400(client):
+    ready(client)
+    post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"})
+    assert_error(post(client, "/api/undo", {"steps": 2}), 400, "UNKNOWN_FIELD")
+    assert client.get("/api/state").json["scores"]["A"] == 5
+
+
+# -- games, events, rules -----------------------------------------------------------------------
+
+def test_start_game_stores_it_and_lists_it(client):
+    state = started(client)
+    assert state["game_id"] == 1 and state["to_act"] == ["A", "B"]
+    games = client.get("/api/games").json
+    assert games["current"] == 1 and games["games"][0]["game"] == "exact21"
+
+
+def test_start_game_takes_only_new_game(client):
+    r = post(client, "/api/games", {"type": "throw", "side": "A", "cup": "red"})
+    assert_error(r, 400, "BAD_EVENT")
+
+
+def test_E1_one_side_starts_nothing(client):
+    r = post(client, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}]})
+    assert_error(r, 422, "BAD_VALUE")
+    assert client.get("/api/games").json["games"] == []
+
+
+def test_unknown_option_starts_nothing(client):
+    r = post(client, "/api/games", {**NEW_EXACT21, "options": {"silver_rule": "golden"}})
+    assert_error(r, 422, "BAD_VALUE")
+
+
+def test_event_before_any_game_is_409_no_game(client):
+    assert_error(post(client, "/api/events", {"type": "throw", "side": "A", "cup": "red"}), 409, "NO_GAME")
+
+
+def test_E2_dice_not_distinct_is_422_and_nothing_stored(client):
+    started(client)
+    r = post(client, "/api/events", {**DICE_A, "values": {"blue": 1, "red": 1, "green": 2, "yellow": 3}})
+    assert_error(r, 422, "DICE_NOT_DISTINCT")
+    assert client.get("/api/state").json["seq"] == 1
+
+
+def test_E5_throw_out_of_turn_is_409(client):
+    ready(client)
+    r = post(client, "/api/events", {"type": "throw", "side": "B", "cup": "red"})
+    assert_error(r, 409, "NOT_YOUR_TURN")
+    assert "side A" in r.json["message"]
+
+
+def test_E6_throw_before_dice_is_409(client):
+    started(client)
+    assert_error(post(client, "/api/events", {"type": "throw", "side": "A", "cup": "red"}), 409, "DICE_NOT_SET")
+
+
+def play_to_the_end(client) -> dict:
+    """A makes four yellows (4 x 5 = 20); the silver cup is then in effect (E10) and wins (E11, E12)."""
+    ready(client)
+    for side, cup in [("A", "yellow"), ("A", "yellow"), ("B", "miss"), ("A", "yellow"), ("A", "yellow"),
+                      ("B", "miss")]:
+        assert post(client, "/api/events", {"type": "throw", "side": side, "cup": cup}).status_code == 200
+    state = client.get("/api/state").json
+    assert state["detail"]["sides"]["A"]["silver_active"] is True
+    return post(client, "/api/events", {"type": "throw", "side": "A", "cup": "silver"}).json
+
+
+def test_E12_events_for_a_finished_game_are_409_game_over(client):
+    final = play_to_the_end(client)
+    assert final["finished"] and final["winners"] == ["A"] and final["scores"]["A"] == 21
+    assert final["legal"] == []
+    r = post(client, "/api/events", {"type": "throw", "side": "B", "cup": "red"})
+    assert_error(r, 409, "GAME_OVER")
+    assert client.get("/api/state").json["seq"] == final["seq"]
+
+
+def test_undo_takes_back_the_last_event(client):
+    ready(client)
+    post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"})
+    r = post(client, "/api/undo")
+    assert r.status_code == 200 and r.json["scores"]["A"] == 0 and r.json["seq"] == 3
+    assert r.json["detail"]["thrower"] == "Ann"
+
+
+def test_undo_after_finish_reopens_the_game(client):
+    play_to_the_end(client)
+    r = post(client, "/api/undo")
+    assert r.json["finished"] is False and r.json["scores"]["A"] == 20
+
+
+def test_undo_with_nothing_to_undo_is_409(client):
+    assert_error(post(client, "/api/undo"), 409, "NO_GAME")
+    started(client)
+    assert_error(post(client, "/api/undo"), 409, "NOTHING_TO_UNDO")
+
+
+def test_undo_event_through_events_endpoint(client):
+    ready(client)
+    r = post(client, "/api/events", {"type": "undo"})
+    assert r.status_code == 200 and r.json["seq"] == 2
+
+
+# -- proposals ----------------------------------------------------------------------------------
+
+def test_pending_confirm_applies_the_proposal(client):
+    ready(client)
+    table = client.application.extensions["companion"].table
+    p = table.propose({"type": "throw", "side": "A", "cup": "red"}, evidence={"frames": 12})
+    pending = client.get("/api/pending").json["pending"]
+    assert [x["id"] for x in pending] == [p.id] and pending[0]["evidence"] == {"frames": 12}
+    assert client.get("/api/state").json["pending"][0]["event"]["cup"] == "red"
+    r = post(client, f"/api/pending/{p.id}/confirm")
+    assert r.status_code == 200 and r.json["scores"]["A"] == 4 and r.json["pending"] == []
+    assert json.loads(client.get("/api/games/1/log.jsonl").get_data(as_text=True).splitlines()[-1])["source"] == "camera"
+
+
+def test_pending_reject_drops_it_and_changes_nothing(client):
+    ready(client)
+    table = client.application.extensions["companion"].table
+    p = table.propose({"type": "throw", "side": "A", "cup": "red"})
+    r = post(client, f"/api/pending/{p.id}/reject")
+    assert r.status_code == 200 and r.json["pending"] == [] and r.json["scores"]["A"] == 0
+    assert_error(post(client, f"/api/pending/{p.id}/confirm"), 404, "NO_SUCH_PROPOSAL")
+
+
+def test_confirming_a_proposal_the_rules_refuse_is_409_and_drops_it(client):
+    ready(client)
+    table = client.application.extensions["companion"].table
+    p = table.propose({"type": "throw", "side": "B", "cup": "red"})
+    assert_error(post(client, f"/api/pending/{p.id}/confirm"), 409, "NOT_YOUR_TURN")
+    assert client.get("/api/pending").json["pending"] == []
+
+
+# -- export and history -------------------------------------------------------------------------
+
+def test_export_is_a_log_that_replay_reads_to_the_same_state(client):
+    ready(client)
+    for cup in ("yellow", "red"):
+        post(client, "/api/events", {"type": "throw", "side": "A", "cup": cup})
+    post(client, "/api/undo")
+    r = client.get("/api/games/1/log.jsonl")
+    assert r.status_code == 200 and r.mimetype == "application/x-ndjson"
+    assert "attachment" in r.headers["Content-Disposition"]
+    final = replay(read_jsonl(r.get_data(as_text=True).splitlines(keepends=True)))
+    state = client.get("/api/state").json
+    assert final["scores"] == state["scores"] == {"A": 5, "B": 0}
+    assert final["detail"] == state["detail"]
+
+
+def test_export_of_a_game_that_does_not_exist_is_404(client):
+    assert_error(client.get("/api/games/7/log.jsonl"), 404, "NO_SUCH_GAME")
+
+
+def test_past_games_stay_listed_and_exportable(client):
+    play_to_the_end(client)
+    started(client)
+    games = client.get("/api/games").json
+    assert [g["id"] for g in games["games"]] == [2, 1] and games["current"] == 2
+    old = client.get("/api/games/1/log.jsonl").get_data(as_text=True).splitlines()
+    assert len(old) == 10
+
+
+def test_scores_over_time_for_the_chart(client):
+    ready(client)
+    post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"})
+    post(client, "/api/events", {"type": "throw", "side": "A", "cup": "blue"})
+    r = client.get("/api/games/1/scores").json
+    assert r["players"] == ["A", "B"]
+    assert [p["scores"]["A"] for p in r["points"]] == [0, 0, 0, 5, 8]
+
+
+# -- camera health, QR codes, pages ----------------------------------------------------------------
+
+def test_health_without_camera(client):
+    r = client.get("/api/health").json
+    assert r["camera"] == {"configured": False, "message": "no camera configured"}
+    assert_error(client.get("/api/frame.jpg"), 404, "NO_FRAME")
+
+
+class CameraLoop:
+    """What issue 8's live loop offers the web app: health() and latest_jpeg()."""
+
+    def health(self) -> dict:
+        return {"configured": True, "fps": 14.5, "markers": 4}
+
+    def latest_jpeg(self) -> bytes | None:
+        return b"\xff\xd8\xff\xd9"
+
+
+def test_health_and_frame_with_a_camera_loop(tmp_path):
+    from tests.web.conftest import make_app
+
+    app = make_app(tmp_path)
+    app.extensions["companion"].live = CameraLoop()
+    client = app.test_client()
+    assert client.get("/api/health").json["camera"]["fps"] == 14.5
+    r = client.get("/api/frame.jpg")
+    assert r.status_code == 200 and r.mimetype == "image/jpeg" and r.data.startswith(b"\xff\xd8")
+    app.extensions["companion"].close()
+
+
+def test_scoreboard_qr_is_svg_for_anyone(client):
+    r = client.get("/api/qr/scoreboard.svg", environ_base=PHONE)
+    assert r.status_code == 200 and r.mimetype == "image/svg+xml" and b"<svg" in r.data
+    assert PIN not in r.headers["X-QR-Text"]
+
+
+def test_controller_qr_carries_the_pin_only_for_the_table_device_or_pin_holders(client):
+    assert_error(client.get("/api/qr/controller.svg", environ_base=PHONE), 403, "PIN_REQUIRED")
+    r = client.get("/api/qr/controller.svg", headers=H, environ_base=PHONE)
+    assert r.status_code == 200 and r.headers["X-QR-Text"].endswith("/controller#pin=" + PIN)
+    assert client.get("/api/qr/controller.svg").status_code == 200  # loopback: the Pi's own screen
+
+
+@pytest.mark.parametrize("path", ["/", "/controller", "/setup", "/history", "/health"])
+def test_pages_are_served_without_any_cdn(client, path):
+    r = client.get(path)
+    assert r.status_code == 200 and r.mimetype == "text/html"
+    html = r.get_data(as_text=True)
+    assert "//cdn" not in html and "https://" not in html and "http://" not in html
+
+
+def test_pin_is_on_the_table_device_page_only(client):
+    assert f"PIN {PIN}" in client.get("/").get_data(as_text=True)
+    phone_page = client.get("/", environ_base=PHONE).get_data(as_text=True)
+    assert PIN not in phone_page
+
+
+@pytest.mark.parametrize("accept, word", [("hu-HU,hu;q=0.9,en;q=0.5", "Eredményjelző"),
+                                          ("es-ES,es;q=0.9", "Marcador"), ("de-DE", "Scoreboard")])
+def test_language_follows_the_phone(client, accept, word):
+    html = client.get("/", headers={"Accept-Language": accept}).get_data(as_text=True)
+    assert word in html
+
+
+def test_language_can_be_chosen_in_the_address(client):
+    assert "Nueva partida" in client.get("/?lang=es", headers={"Accept-Language": "hu"}).get_data(as_text=True)
+
+
+def test_every_language_has_every_english_key():
+    from companion.web.i18n import LANGUAGES, texts
+
+    english = set(texts("en"))
+    for lang in LANGUAGES:
+        own = json.loads((__import__("pathlib").Path(__file__).parents[2] / "companion/web/i18n" /
+                          f"{lang}.json").read_text(encoding="utf-8"))
+        missing = english - set(own) - {"app", "game_exact21", "game_twentyone", "game_exactly", "game_stack21",
+                                        "stack_total", "fill_in"}
+        assert not missing, (lang, sorted(missing))
+
+
+def test_unknown_api_path_is_json_404(client):
+    assert_error(client.get("/api/nothing"), 404, "NOT_FOUND")
+    assert_error(client.get("/api/undo"), 405, "METHOD_NOT_ALLOWED")
+
+
+def test_setup_page_lists_house_rules(client):
+    html = client.get("/setup").get_data(as_text=True)
+    assert "silver_rule" in html and "selective_reroll" in html and "cap_mode" in html and "zero_bonus_points" in html

@@ -1,0 +1,195 @@
+"""Real Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright) against a real waitress
+server on loopback: two scoreboards follow a third page's taps on the controller without a
+reload; phone-sized screenshots of each game's pages go to ``test-output/screenshots/``."""
+
+from __future__ import annotations
+
+import json
+import random
+import urllib.request
+
+import pytest
+
+from companion.games import ENGINES, get_engine
+from companion.games.base import Game
+from tests.web.conftest import CHROMIUM, PIN, SHOTS, phone
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (./run test installs it)")
+
+
+def post(port: int, path: str, body: dict) -> dict:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 headers={"X-Table-Pin": PIN, "Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.load(r)
+
+
+def score(page, side: str) -> str:
+    return page.locator(f'#board [data-score="{side}"]').inner_text()
+
+
+def test_two_scoreboards_follow_the_controller_without_reload(browser, server):
+    errors: list[str] = []
+    boards = [phone(browser, server.url + "/", errors), phone(browser, server.url + "/?lang=hu", errors, "hu-HU")]
+    for b in boards:
+        b.evaluate("window.__not_reloaded = true")
+        b.wait_for_selector(".conn[data-state=on]")
+
+    # The third phone sets the game up by taps and lands on the controller.
+    ctl = phone(browser, server.url + "/setup", errors)
+    ctl.select_option("#game", "exact21")
+    ctl.fill("input[name=side0]", "Reds")
+    ctl.fill("textarea[name=players0]", "Ann\nBen")
+    ctl.fill("input[name=side1]", "Blues")
+    ctl.click("button[type=submit]")
+    ctl.wait_for_url("**/controller")
+
+    for b in boards:
+        b.wait_for_selector('#board [data-side="Reds"]')
+    ctl.wait_for_selector('.dice-entry[data-side="Reds"]')
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctl.screenshot(path=str(SHOTS / "exact21-controller-dice.png"))
+
+    # Dice by number pickers: a refused roll is explained, then the right ones are accepted.
+    def roll(side: str, values: dict[str, int]) -> None:
+        form = ctl.locator(f'.dice-entry[data-side="{side}"]')
+        for colour, v in values.items():
+            form.locator(f'button[data-colour="{colour}"][data-value="{v}"]').click()
+        form.locator("button[type=submit]").click()
+
+    roll("Reds", {"blue": 3, "red": 3, "green": 2, "yellow": 5})
+    ctl.wait_for_selector("#toast:not([hidden])")
+    assert "four different numbers" in ctl.inner_text("#toast")
+    roll("Reds", {"red": 4})
+    roll("Blues", {"blue": 1, "red": 2, "green": 6, "yellow": 4})
+
+    ctl.wait_for_selector('button[data-cup="yellow"]')
+    ctl.click('button[data-cup="yellow"]')
+    for b in boards:
+        b.wait_for_function("document.querySelector('#board [data-score=\"Reds\"]').textContent === '5'",
+                            timeout=3000)
+        assert score(b, "Blues") == "0"
+    ctl.click('button[data-cup="blue"]')  # Ben: 5 + 3
+    for b in boards:
+        b.wait_for_function("document.querySelector('#board [data-score=\"Reds\"]').textContent === '8'",
+                            timeout=3000)
+        assert "Bea" not in b.inner_text("#board .on-turn h2")
+        assert b.locator("#board .on-turn").get_attribute("data-side") == "Blues"
+    assert "Eredményjelző" in boards[1].inner_text("nav")
+
+    # What the camera proposed: confirm on the controller, the scoreboards follow.
+    table = server.app.extensions["companion"].table
+    table.propose({"type": "throw", "side": "Blues", "cup": "green"})
+    ctl.wait_for_selector(".pending [data-proposal] .okb")
+    for b in boards:
+        b.wait_for_selector("#pending:not([hidden])")
+    ctl.click(".pending .okb")
+    for b in boards:
+        b.wait_for_function("document.querySelector('#board [data-score=\"Blues\"]').textContent === '6'",
+                            timeout=3000)
+        b.wait_for_selector("#pending", state="hidden")
+
+    # Undo takes the last throw back everywhere.
+    ctl.click("#undo")
+    for b in boards:
+        b.wait_for_function("document.querySelector('#board [data-score=\"Blues\"]').textContent === '0'",
+                            timeout=3000)
+        assert b.evaluate("window.__not_reloaded") is True
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctl.screenshot(path=str(SHOTS / "exact21-controller.png"), full_page=True)
+    boards[0].screenshot(path=str(SHOTS / "exact21-scoreboard-live.png"), full_page=True)
+    assert errors == []
+
+
+def play_random(port: int, name: str, steps: int, seed: int = 7) -> dict:
+    """A seeded game of ``name`` played through the API by the engine's own legal actions."""
+    engine = get_engine(name)
+    rng = random.Random(seed)
+    new_game = engine.random_new_game(rng)
+    state = post(port, "/api/games", new_game)
+    game = Game(engine, new_game, engine.new_game(new_game))
+    for _ in range(steps):
+        if engine.finished(game.state):
+            break
+        event = engine.random_action(game.state, rng)
+        game.push(event)
+        state = post(port, "/api/events", event)
+    return state
+
+
+def _available(name: str) -> bool:
+    try:
+        get_engine(name)
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_each_game_scoreboard_on_a_phone(browser, server, name):
+    if not _available(name):
+        pytest.skip(f"the {name} engine is not on this branch yet")
+    state = play_random(server.port, name, steps=14)
+    errors: list[str] = []
+    board = phone(browser, server.url + "/", errors)
+    board.wait_for_function(f"document.body.dataset.version === '{state['version']}'", timeout=5000)
+    text = board.inner_text("#board")
+    for player in state["players"]:
+        assert player in text
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    board.screenshot(path=str(SHOTS / f"{name}-scoreboard.png"), full_page=True)
+    board.set_viewport_size({"width": 1280, "height": 720})  # the Pi's own screen
+    board.screenshot(path=str(SHOTS / f"{name}-scoreboard-tv.png"))
+    ctl = phone(browser, server.url + "/controller", errors)
+    ctl.wait_for_function(f"document.body.dataset.version === '{state['version']}'", timeout=5000)
+    if state["legal"]:
+        assert ctl.locator("#controls button").count() >= 1
+    ctl.screenshot(path=str(SHOTS / f"{name}-controller.png"), full_page=True)
+    assert errors == []
+
+
+def test_history_chart_export_setup_and_health_pages(browser, server):
+    final = play_random(server.port, "exact21", steps=60)
+    errors: list[str] = []
+    page = phone(browser, server.url + "/history", errors)
+    page.wait_for_selector("#chart svg path[data-player]")
+    assert page.locator("#chart svg path[data-player]").count() == len(final["players"])
+    link = page.locator(f'#games [data-game="{final["game_id"]}"] a').get_attribute("href")
+    assert link == f"/api/games/{final['game_id']}/log.jsonl"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "history.png"), full_page=True)
+
+    setup = phone(browser, server.url + "/setup?lang=es", errors)
+    for game, option in [("exact21", "silver_rule"), ("twentyone", "incomplete_row_bonus"),
+                         ("exactly", "cap_mode"), ("stack21", "zero_bonus_points")]:
+        setup.select_option("#game", game)
+        assert setup.locator(f'[name="opt_{option}"]').count() == 1
+    setup.select_option("#game", "exact21")
+    setup.screenshot(path=str(SHOTS / "setup.png"), full_page=True)
+
+    health = phone(browser, server.url + "/health", errors)
+    health.wait_for_selector("#health dd")
+    assert "no camera configured" in health.inner_text("#health")
+    assert errors == []
+
+
+def test_generic_controller_plays_any_game_from_its_legal_actions(browser, server):
+    """The fallback every game gets before its own controller: legal actions as buttons, and a
+    small form for the fields a template leaves to the table (here 21 Exact's dice values)."""
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    errors: list[str] = []
+    ctl = phone(browser, server.url + "/controller", errors)
+    ctl.wait_for_selector(".dice-entry")
+    ctl.evaluate("delete C.controllers.exact21")  # as if 21 Exact had no controller of its own
+    post(server.port, "/api/events", {"type": "dice", "side": "A",
+                                      "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    form = ctl.locator(".actions form").first
+    form.wait_for()
+    assert "side B" in form.inner_text()
+    form.locator("textarea[name=values]").fill('{"blue": 1, "red": 2, "green": 6, "yellow": 4}')
+    form.locator("button[type=submit]").click()
+    ctl.wait_for_selector('.actions button:has-text("cup yellow")')
+    ctl.click('.actions button:has-text("cup yellow")')
+    ctl.wait_for_function("document.querySelector('#mini [data-score=\"A\"]').textContent === '5'", timeout=3000)
+    assert errors == []

@@ -12,7 +12,7 @@ Like gpiozero's pin factories, the rest of the companion never knows where frame
 ``rtsp://…``, ``http://…``    :class:`VideoCaptureSource` on the stream URL
 a video file                  :class:`VideoCaptureSource` on the file (looped)
 a folder of images            :class:`ImageFolderSource` (sorted, looped, paced)
-``render``                    :class:`CallableSource` over the rendered table
+``render``                    :class:`TimedSource` over the rendered table
 ============================  ======================================================
 
 :class:`ResilientCamera` wraps a source *factory*: a source that fails to open, raises, returns
@@ -243,6 +243,48 @@ class CallableSource(Source):
             return self.frames()
         except StopIteration:
             raise SourceEnded(f"{self.name} has no more frames") from None
+
+
+class TimedSource(Source):
+    """Frames that carry their own time, ``(seconds from the start, frame)`` — a recorded or
+    rendered game (``Sequence.frames()`` of the table renderer). Played at their own pace times
+    ``speed`` (None: as fast as they are read). ``frames`` is called at every open, so a reopened
+    source starts again from the beginning. ``last_t`` is the time of the frame read last."""
+
+    name = "timed"
+
+    def __init__(self, frames: Callable[[], Iterable[tuple[float, Frame]]], speed: float | None = 1.0,
+                 name: str = "timed", clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.frames = frames
+        self.speed = speed
+        self.name = name
+        self.clock, self.sleep = clock, sleep
+        self._it: Iterator[tuple[float, Frame]] | None = None
+        self._start: float | None = None
+        self.last_t: float | None = None
+
+    def open(self) -> None:
+        self._it = iter(self.frames())
+        self._start = None
+        self.last_t = None
+
+    def read(self) -> Frame | None:
+        if self._it is None:
+            raise CameraError(f"{self.name} not open")
+        try:
+            t, frame = next(self._it)
+        except StopIteration:
+            raise SourceEnded(f"{self.name} has no more frames") from None
+        if self.speed:
+            now = self.clock()
+            if self._start is None:
+                self._start = now - t / self.speed
+            due = self._start + t / self.speed
+            if due > now:
+                self.sleep(due - now)
+        self.last_t = t
+        return frame
 
 
 SourceFactory = Callable[[], Source]

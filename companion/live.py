@@ -200,6 +200,7 @@ class Live:
         return (len(times) - 1) / (times[-1] - times[0])
 
     def health(self) -> dict[str, Any]:
+        """Everything the health page shows; safe to call from any thread while the loop runs."""
         camera = (self.camera.health() if self.camera is not None
                   else {"state": "none", "status": "no camera configured"})
         processors = {}
@@ -216,12 +217,13 @@ class Live:
             "camera": camera,
             "fps": round(self.fps(), 1),
             "frames": self.frames,
-            "stages": {name: stage.summary() for name, stage in self.stages.items()},
+            "stages": {name: stage.summary() for name, stage in list(self.stages.items())},
             "proposed": self.proposed,
             "dropped": self.dropped,
-            "recent": [_jsonable(r) for r in self.recent],
+            "recent": [_jsonable(r) for r in list(self.recent)],
             "processors": processors,
-            "errors": {name: {"last": msg, "count": self.error_counts[name]} for name, msg in self.errors.items()},
+            "errors": {name: {"last": msg, "count": self.error_counts.get(name, 0)}
+                       for name, msg in list(self.errors.items())},
         }
         if self.panel is not None and hasattr(self.panel, "describe"):
             out["panel"] = self.panel.describe()

@@ -17,6 +17,7 @@ from companion.camera import (
     Picamera2Source,
     ResilientCamera,
     SourceEnded,
+    TimedSource,
     VideoCaptureSource,
     check_frame,
     open_source,
@@ -217,3 +218,17 @@ def test_check_frame_converts_grey_and_bgra_and_refuses_the_rest():
     assert problem is None and out.shape == (20, 30, 3)
     assert check_frame(np.zeros((20, 30, 3), np.uint16))[1] == "pixels of type uint16, not uint8"
     assert check_frame(np.zeros((2, 2, 3), np.uint8))[1].endswith("too small")
+
+
+def test_timed_frames_play_at_their_own_pace_and_restart_when_reopened():
+    clock = FakeClock()
+    source = TimedSource(lambda: ((i * 0.5, frame(10 * i)) for i in range(3)), speed=2.0,
+                         clock=clock, sleep=clock.sleep)
+    source.open()
+    assert [int(source.read()[0, 60, 0]) for _ in range(3)] == [0, 10, 20]
+    assert clock.slept == pytest.approx([0.25, 0.25])  # half a second of game time at double speed
+    assert source.last_t == 1.0
+    with pytest.raises(SourceEnded):
+        source.read()
+    source.open()
+    assert int(source.read()[0, 60, 0]) == 0 and source.last_t == 0.0

@@ -72,11 +72,38 @@ class Left:
 
 # -- the synthetic table -------------------------------------------------------------------------
 
+@dataclass
+class SyntheticGame:
+    """A scripted 21 Exact game on a synthetic table: the set-up events (new_game, both sides'
+    dice), the cup slots, what happens when (``truth``), and the camera's view at any time."""
+
+    setup: list[dict[str, Any]]
+    slots: list[Slot]
+    truth: list[Left]
+    duration: float
+    fps: float
+    cloth: np.ndarray
+    noise: list[np.ndarray]
+
+    def render(self, t: float, i: int = 0) -> np.ndarray:
+        """The camera's view ``t`` seconds into the game (``i`` picks the sensor noise)."""
+        img = cv2.add(self.cloth, self.noise[i % len(self.noise)])
+        gone = {left.slot for left in self.truth if left.t <= t}
+        for slot in self.slots:
+            if slot not in gone:
+                cv2.circle(img, (slot.x, slot.y), slot.r, CUP_BGR[slot.cup], -1, cv2.LINE_AA)
+        return img
+
+    def frames(self) -> Iterable[tuple[float, np.ndarray]]:
+        """Every frame of the game with its time, from the start (for :class:`TimedSource`)."""
+        for i in range(int(self.duration * self.fps)):
+            yield i / self.fps, self.render(i / self.fps, i)
+
+
 def synthetic_game(width: int = 1280, height: int = 720, fps: float = 30.0, gap: float = 1.5,
-                   seed: int = 1) -> tuple[list[dict[str, Any]], list[Slot], Frames, list[Left]]:
-    """A scripted 21 Exact game: the set-up events, the cup slots, the frames and the truth.
-    Side A (dice 1 2 3 4) makes blue, red, green, yellow twice and a blue: exactly 21 after nine
-    throws; side B (1 2 3 5) makes cups in between without reaching 21. One cup leaves every
+                   seed: int = 1) -> SyntheticGame:
+    """Side A (dice 1 2 3 4) makes blue, red, green, yellow twice and a blue: exactly 21 after
+    nine throws; side B (1 2 3 5) makes cups in between without reaching 21. One cup leaves every
     ``gap`` seconds."""
     setup = [
         {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]},
@@ -105,39 +132,29 @@ def synthetic_game(width: int = 1280, height: int = 720, fps: float = 30.0, gap:
         used[(side, cup)] = n + 1
         slot = next(s for s in slots if (s.side, s.cup, s.index) == (side, cup, n))
         truth.append(Left(round(gap * (k + 1), 6), slot, {"type": "throw", "side": side, "cup": cup}))
-    duration = gap * (len(truth) + 1)
-
     rng = np.random.default_rng(seed)
     cloth = np.empty((height, width, 3), np.uint8)
     cloth[:] = (95, 85, 75)  # grey-brown felt
     cloth = cv2.add(cloth, rng.integers(0, 25, cloth.shape, dtype=np.uint8))
     noise = [rng.integers(0, 8, cloth.shape, dtype=np.uint8) for _ in range(4)]
-
-    def frames() -> Iterable[tuple[float, np.ndarray]]:
-        n_frames = int(duration * fps)
-        for i in range(n_frames):
-            t = i / fps
-            img = cv2.add(cloth, noise[i % len(noise)])
-            gone = {left.slot for left in truth if left.t <= t}
-            for slot in slots:
-                if slot not in gone:
-                    cv2.circle(img, (slot.x, slot.y), slot.r, CUP_BGR[slot.cup], -1, cv2.LINE_AA)
-            yield t, img
-
-    return setup, slots, frames, truth
+    return SyntheticGame(setup, slots, truth, gap * (len(truth) + 1), fps, cloth, noise)
 
 
 class SlotWatch:
-    """A stand-in cup watch: each slot's centre patch either shows its cup's colour or not; a cup
-    gone for ``settle`` frames in a row is proposed as made."""
+    """A stand-in cup watch over known cup slots (what calibration + layout give the real one).
+
+    The table is its memory: a colour of a side counts as made when fewer of its cups are seen,
+    for ``settle`` frames in a row, than the table says are left. It proposes one throw at a time,
+    for the side on turn, and nothing while a proposal waits. So a restart, or cups taken while
+    the service was down, neither lose a cup nor count one twice."""
 
     name = "slots"
 
-    def __init__(self, slots: Sequence[Slot], settle: int = 5):
+    def __init__(self, slots: Sequence[Slot], state: Callable[[], Mapping[str, Any]], settle: int = 5):
         self.slots = list(slots)
+        self.state = state
         self.settle = settle
-        self.missing = dict.fromkeys(self.slots, 0)
-        self.made: set[Slot] = set()
+        self.short: dict[tuple[str, str], int] = {}
         self._present: list[Slot] = []
 
     def _there(self, frame: np.ndarray, slot: Slot) -> bool:
@@ -146,22 +163,28 @@ class SlotWatch:
         return float(np.abs(patch - np.array(CUP_BGR[slot.cup], float)).max()) < 45
 
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
-        out = []
-        present = []
-        for slot in self.slots:
-            if slot in self.made:
-                continue
-            if self._there(frame, slot):
-                self.missing[slot] = 0
-                present.append(slot)
-                continue
-            self.missing[slot] += 1
-            if self.missing[slot] >= self.settle:
-                self.made.add(slot)
-                out.append(Proposed({"type": "throw", "side": slot.side, "cup": slot.cup},
-                                    {"slot": f"{slot.side}/{slot.cup}/{slot.index}", "frames": self.settle}))
-        self._present = present
-        return out
+        self._present = [slot for slot in self.slots if self._there(frame, slot)]
+        state = self.state()
+        if state.get("game") != "exact21" or state.get("finished"):
+            return []
+        sides = state["detail"]["sides"]
+        seen: dict[tuple[str, str], int] = {}
+        for slot in self._present:
+            seen[(slot.side, slot.cup)] = seen.get((slot.side, slot.cup), 0) + 1
+        for side, info in sides.items():
+            for cup in COLOURS:
+                key = (side, cup)
+                self.short[key] = self.short.get(key, 0) + 1 if seen.get(key, 0) < info["cups"][cup] else 0
+        if state.get("pending"):
+            return []
+        turn = state["detail"]["turn"]
+        for cup in COLOURS:
+            if self.short.get((turn, cup), 0) >= self.settle:
+                self.short[(turn, cup)] = 0
+                return [Proposed({"type": "throw", "side": turn, "cup": cup},
+                                 {"cups_seen": seen.get((turn, cup), 0), "cups_left": sides[turn]["cups"][cup],
+                                  "frames": self.settle})]
+        return []
 
     def draw(self, frame: np.ndarray) -> np.ndarray:
         for slot in self._present:
@@ -185,10 +208,12 @@ class _ClockedSource(TimedSource):
         return frame
 
 
-def measure_live(setup: Sequence[Mapping[str, Any]], frames: Frames, processors: Sequence[Any],
-                 truth: Sequence[Left], speed: float = 1.0, auto_seconds: float = 0.0,
-                 data_dir: str | Path | None = None, timeout: float = 600.0) -> dict[str, Any]:
-    """Run the live path over ``frames`` and time every cup of ``truth`` (see the module doc)."""
+def measure_live(setup: Sequence[Mapping[str, Any]], frames: Frames,
+                 processors: Callable[[Table], Sequence[Any]], truth: Sequence[Left], speed: float | None = 1.0,
+                 auto_seconds: float = 0.0, data_dir: str | Path | None = None,
+                 timeout: float = 600.0) -> dict[str, Any]:
+    """Run the live path over ``frames`` and time every cup of ``truth`` (see the module doc).
+    ``processors(table)`` makes the frame processors for the table under test."""
     with tempfile.TemporaryDirectory() as tmp:
         table = Table(Path(data_dir or tmp) / "bench-live.sqlite")
         for event in setup:
@@ -212,7 +237,7 @@ def measure_live(setup: Sequence[Mapping[str, Any]], frames: Frames, processors:
         table.subscribe(on_change)
         confirmer = Confirmer(table, NullPanel("benchmark"), auto_seconds=max(auto_seconds, 1e-6))
         camera = ResilientCamera(lambda: _ClockedSource(frames, speed, seen))
-        live = Live(camera, table, processors, confirmer=confirmer)
+        live = Live(camera, table, processors(table), confirmer=confirmer)
         started = time.monotonic()
         live.start()
         try:
@@ -310,9 +335,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cv2.setNumThreads(1)
-    setup, slots, frames, truth = synthetic_game(args.width, args.height, args.fps, args.gap)
-    result = measure_live(setup, frames, [SlotWatch(slots, settle=args.settle)], truth,
-                          speed=args.speed, auto_seconds=args.auto_seconds)
+    game = synthetic_game(args.width, args.height, args.fps, args.gap)
+    result = measure_live(game.setup, game.frames, lambda table: [SlotWatch(game.slots, table.state, args.settle)],
+                          game.truth, speed=args.speed, auto_seconds=args.auto_seconds)
     result = {"machine": machine(), "vision": f"synthetic table, per-slot colour watch, settle {args.settle} frames",
               "camera": f"{args.width}x{args.height} @ {args.fps:g} fps, speed {args.speed:g}", **result}
     if args.json:

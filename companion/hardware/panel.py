@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -120,20 +121,30 @@ class GpioPanel(Panel):
 
     A press shorter than ``long_press_seconds`` is a short press, reported on release; holding
     the button that long is a long press, reported at once (while still held) so the player hears
-    the answer without letting go.
+    the answer without letting go. A real button bounces (a few make/break edges within
+    milliseconds): contact shorter than ``min_press_seconds`` is chatter, not a press, and for
+    ``quiet_seconds`` after a press has been reported further edges are ignored — one press never
+    confirms two proposals, and letting go after a long press is never a short press.
     """
 
     kind = "gpio"
 
     def __init__(self, button_pin: int | str, buzzer_pin: int | str, tonal: bool = False,
                  long_press_seconds: float = 1.0, pin_factory: Any = None,
-                 bounce_seconds: float | None = None) -> None:
+                 bounce_seconds: float | None = None, quiet_seconds: float = 0.25,
+                 min_press_seconds: float = 0.015,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         from gpiozero import Button, Buzzer, TonalBuzzer
         from gpiozero.tones import Tone
 
         self.tonal = tonal
+        self.quiet_seconds = quiet_seconds
+        self.min_press_seconds = min_press_seconds
+        self._pressed_at = float("-inf")
+        self.clock = clock
         self._held = False
+        self._quiet_until = float("-inf")
         self.button = Button(button_pin, pull_up=True, bounce_time=bounce_seconds,
                              hold_time=long_press_seconds, pin_factory=pin_factory)
         try:
@@ -154,14 +165,24 @@ class GpioPanel(Panel):
         self.pins = {"button": button_pin, "buzzer": buzzer_pin}
 
     # -- the button
+    def _quiet(self) -> bool:
+        return self.clock() < self._quiet_until
+
     def _pressed(self) -> None:
-        self._held = False
+        if not self._quiet():
+            self._held = False
+            self._pressed_at = self.clock()
 
     def _on_held(self) -> None:
         self._held = True
         self.long_press()
 
     def _released(self) -> None:
+        if self._quiet():
+            return  # contact bounce after a press that was already reported
+        if not self._held and self.clock() - self._pressed_at < self.min_press_seconds:
+            return  # chatter as the contacts close: the press goes on
+        self._quiet_until = self.clock() + self.quiet_seconds
         if self._held:
             self._held = False
             return

@@ -27,6 +27,7 @@ from typing import Any
 from companion.games.base import EventError, RuleError
 from companion.hardware.panel import Panel
 from companion.table import Table
+from companion.table.table import NO_SUCH_PROPOSAL
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,9 @@ class Confirmer:
             self.table.confirm(proposal_id, source)
         except (RuleError, EventError) as err:
             code = err.code if isinstance(err, RuleError) else "BAD_EVENT"
+            if code == NO_SUCH_PROPOSAL:  # confirmed or rejected by someone else a moment ago
+                return self._done({"action": "nothing", "proposal": proposal_id,
+                                   "why": str(getattr(err, "message", err))})
             return self._done({"action": "refused", "proposal": proposal_id, "code": code,
                                "message": str(getattr(err, "message", err))}, refused=True)
         return self._done({"action": "confirmed", "proposal": proposal_id, "source": source})

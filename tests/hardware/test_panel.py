@@ -326,3 +326,14 @@ def test_make_panel_uses_the_configured_pins(factory: MockFactory):
         assert wait_for(lambda: len(highs(factory.pin(24))) == 1)
     finally:
         panel.close()
+
+
+def test_confirming_a_proposal_someone_else_just_confirmed_is_not_a_refusal(table: Table, panel: GpioPanel):
+    confirmer = Confirmer(table, panel)
+    proposal = table.propose({"type": "throw", "side": "A", "cup": "red"})
+    table.confirm(proposal.id, "phone")  # a tap on a phone got there first
+    outcome = confirmer.confirm(proposal.id, source="button")
+    assert outcome["action"] == "nothing"
+    assert panel.last_sound == "confirmed"  # the phone's confirm; no low buzz after it
+    assert table.state()["scores"]["A"] == 4
+    confirmer.close()

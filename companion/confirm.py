@@ -52,6 +52,7 @@ class Confirmer:
         self._seq = 0
         self._finished = False
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a new proposal: the auto-confirm thread recomputes its wait
         self._thread: threading.Thread | None = None
         self._sync(table.state(), sound=False)
         self._unsubscribe = table.subscribe(self._on_change)
@@ -69,6 +70,8 @@ class Confirmer:
             new = pending - set(self._seen)
             for pid in new:
                 self._seen[pid] = now
+            if new:
+                self._wake.set()
             for pid in set(self._seen) - pending:
                 del self._seen[pid]
             game_id, seq = state.get("game_id"), int(state.get("seq") or 0)
@@ -156,23 +159,39 @@ class Confirmer:
     def _is_pending(self, proposal_id: int) -> bool:
         return any(p.id == proposal_id for p in self.table.pending())
 
-    def start(self, interval: float = 0.05) -> None:
+    def next_due(self) -> float | None:
+        """Seconds until the oldest waiting proposal is due (None: nothing waits)."""
+        with self._lock:
+            if not self._seen:
+                return None
+            return max(0.0, min(self._seen.values()) + self.auto_seconds - self.clock())
+
+    def start(self, longest_wait: float = 1.0) -> None:
+        """Auto-confirm in a background thread, each proposal when it is due (not polled)."""
         if self._thread is not None or self.auto_seconds <= 0:
             return
         self._stop.clear()
 
         def loop() -> None:
-            while not self._stop.wait(interval):
+            while not self._stop.is_set():
+                due = self.next_due()
+                self._wake.wait(longest_wait if due is None else min(due, longest_wait))
+                self._wake.clear()
+                if self._stop.is_set():
+                    break
                 try:
                     self.tick()
                 except Exception:  # never let the demo's confirm loop die
                     log.exception("auto-confirm failed")
+                if self.next_due() == 0.0:  # still due after a tick: do not spin on it
+                    self._stop.wait(0.05)
 
         self._thread = threading.Thread(target=loop, daemon=True, name="auto-confirm")
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None

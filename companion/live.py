@@ -12,6 +12,11 @@ with back-off), a processor that raises is logged and counted, a proposal the ta
 counted and dropped. :meth:`Live.health` reports frames per second, milliseconds per stage
 (median and p95 over the last frames), the camera's state and what was proposed;
 :meth:`Live.latest_jpeg` the latest frame with the detections drawn on it.
+
+Stages: ``capture`` is the time spent in the camera's ``read`` — on a real camera mostly waiting
+for the next frame, so at 30 fps it sits near 33 ms by design; then one stage per processor (by
+its ``name``); ``propose`` (only frames that proposed something: the SQLite-backed table);
+``total`` (capture to the end of proposing).
 """
 
 from __future__ import annotations

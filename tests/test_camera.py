@@ -232,3 +232,89 @@ def test_timed_frames_play_at_their_own_pace_and_restart_when_reopened():
         source.read()
     source.open()
     assert int(source.read()[0, 60, 0]) == 0 and source.last_t == 0.0
+
+
+class StandInPicamera2:
+    """Stands in for picamera2 (only installable on Raspberry Pi OS), following its documented
+    API: Picamera2(n), create_video_configuration(main=..., controls=...), configure, start,
+    capture_array("main"), stop, close. Records the calls; ``fail_after`` frames, it raises as a
+    camera does when its cable comes loose."""
+
+    calls: list[tuple] = []
+    fail_after: int | None = None
+    cameras = 1
+
+    def __init__(self, camera_num: int = 0):
+        if camera_num >= self.cameras:
+            raise IndexError("list index out of range")  # what picamera2 does with no camera
+        self.calls.append(("Picamera2", camera_num))
+        self.size = (0, 0)
+        self.frames = 0
+
+    def create_video_configuration(self, main=None, controls=None):
+        self.calls.append(("create_video_configuration", main, controls))
+        return {"main": main, "controls": controls}
+
+    def configure(self, config):
+        self.size = config["main"]["size"]
+        self.calls.append(("configure",))
+
+    def start(self):
+        self.calls.append(("start",))
+
+    def capture_array(self, name="main"):
+        self.frames += 1
+        if self.fail_after is not None and self.frames > self.fail_after:
+            raise RuntimeError("Device timeout detected, attempting a restart!!!")
+        w, h = self.size
+        return np.full((h, w, 3), 77, np.uint8)
+
+    def stop(self):
+        self.calls.append(("stop",))
+
+    def close(self):
+        self.calls.append(("close",))
+
+
+@pytest.fixture
+def picamera2(monkeypatch: pytest.MonkeyPatch):
+    import sys
+    import types
+
+    module = types.ModuleType("picamera2")
+    module.Picamera2 = StandInPicamera2
+    monkeypatch.setitem(sys.modules, "picamera2", module)
+    StandInPicamera2.calls = []
+    StandInPicamera2.fail_after = None
+    StandInPicamera2.cameras = 1
+    return StandInPicamera2
+
+
+def test_picamera2_source_uses_the_documented_api_and_gives_bgr_frames(picamera2):
+    source = Picamera2Source(640, 480, fps=25)
+    source.open()
+    frame_ = source.read()
+    source.close()
+    assert frame_.shape == (480, 640, 3) and frame_.dtype == np.uint8
+    assert picamera2.calls == [
+        ("Picamera2", 0),
+        ("create_video_configuration", {"size": (640, 480), "format": "RGB888"}, {"FrameRate": 25.0}),
+        ("configure",), ("start",), ("stop",), ("close",)]
+
+
+def test_a_pi_camera_that_times_out_is_reopened(picamera2):
+    clock = FakeClock()
+    picamera2.fail_after = 2
+    camera = ResilientCamera(lambda: Picamera2Source(320, 240), backoff=0.5, clock=clock)
+    assert camera.read() is not None and camera.read() is not None
+    assert camera.read() is None
+    assert "Device timeout" in camera.health()["last_error"]
+    assert picamera2.calls[-2:] == [("stop",), ("close",)]  # released, so it can be opened again
+    clock.t += 0.5
+    assert camera.read() is not None and camera.health()["opens"] == 2
+
+
+def test_no_pi_camera_attached_is_a_camera_error(picamera2):
+    picamera2.cameras = 0
+    with pytest.raises(CameraError, match="no Pi camera 0"):
+        Picamera2Source().open()

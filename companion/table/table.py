@@ -148,11 +148,12 @@ class Table:
         return proposal
 
     def _drop_stale_proposals(self) -> None:
-        """Proposals the rules would now refuse are dropped: the table moved on."""
+        """When the game has ended nothing pending can happen any more: drop it. Otherwise keep
+        every proposal, even one the rules would refuse right now: the camera may have queued
+        throws of both sides (A, B, A), and the later ones become legal in turn."""
         assert self.game is not None
-        for pid, p in list(self._pending.items()):
-            if self.game.engine.allows(self.game.state, p.event) is not None:
-                del self._pending[pid]
+        if self.game.engine.finished(self.game.state):
+            self._pending.clear()
 
     # -- reading
     def state(self) -> dict[str, Any]:

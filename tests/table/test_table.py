@@ -96,9 +96,23 @@ def test_proposals_wait_for_confirmation_and_the_rules_still_decide(table):
         table.confirm(rejected.id)
 
 
-def test_proposals_the_table_has_moved_past_are_dropped(table):
-    table.propose({"type": "throw", "side": "A", "cup": "red"})
-    table.apply({"type": "throw", "side": "A", "cup": "miss"}, source="phone")
+def test_queued_proposals_wait_for_their_turn(table):
+    """The camera may see A's, B's and A's next throw before anyone confirms: A's second throw is
+    refused right now but becomes legal in turn, so it must not be dropped."""
+    a1 = table.propose({"type": "throw", "side": "A", "cup": "red"})
+    b1 = table.propose({"type": "throw", "side": "B", "cup": "blue"})
+    a2 = table.propose({"type": "throw", "side": "A", "cup": "green"})
+    for p in (a1, b1, a2):
+        table.confirm(p.id)
+    assert table.state()["scores"] == {"A": 6, "B": 6}
+
+
+def test_proposals_are_dropped_when_the_game_ends(table):
+    for cup in ["yellow", "yellow", "yellow", "red"]:
+        table.apply({"type": "throw", "side": "A", "cup": cup})
+        table.apply({"type": "throw", "side": "B", "cup": "miss"})
+    table.propose({"type": "throw", "side": "B", "cup": "red"})
+    table.apply({"type": "throw", "side": "A", "cup": "green"})  # 21: A wins
     assert table.pending() == []
 
 

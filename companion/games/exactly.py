@@ -136,12 +136,11 @@ def legal_moves(state: State) -> list[dict[str, Any]]:
     player = state.players[state.active]
     moves = []
     for value in face_values(state.face):
+        open_targets = [t for t in state.stacks if not capped(state, t, value)]
         for source, stack in state.stacks.items():
-            if not stack[value]:
-                continue
-            for target in state.stacks:
-                if target != source and not capped(state, target, value):
-                    moves.append({"type": "move", "player": player, "value": value, "from": source, "to": target})
+            if stack[value]:
+                moves += [{"type": "move", "player": player, "value": value, "from": source, "to": target}
+                          for target in open_targets if target != source]
     return moves
 
 

@@ -541,6 +541,6 @@ def test_legal_enter_actions_match_the_choices_query():
 
 
 def test_random_play_finishes_every_game():
-    result = simulate("twentyone", games=200, seed=3)
+    result = simulate("twentyone", games=150, seed=3)
     assert result["error_count"] == 0, result["errors"]
     assert result["unfinished"] == 0

@@ -39,6 +39,7 @@ rolled face either has a move or passed already) and is ``ROLL_FIRST`` before on
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -94,7 +95,8 @@ class State:
     moves: int = 0
 
     def __deepcopy__(self, memo: dict) -> State:
-        # The base class copies the state before every event; only these parts change.
+        # The base class copies the state before every event; only these parts change (``last``
+        # is replaced by every handler, never changed in place).
         return State(self.players, self.cap_mode, self.simultaneous_exact, self.restart_with_5c, self.target,
                      {k: dict(v) for k, v in self.stacks.items()}, dict(self.trophies), self.active,
                      self.face, self.started, self.round, self.over, self.winners[:], self.last,
@@ -325,7 +327,7 @@ class Exactly(Engine):
                            for name, stack in state.stacks.items()},
                 "trophies_left": TROPHIES - sum(state.trophies.values()),
                 "legal_moves": legal_moves(state),
-                "last": state.last,
+                "last": copy.deepcopy(state.last),
             },
         }
 

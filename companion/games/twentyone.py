@@ -162,10 +162,11 @@ class State:
     last: dict[str, Any] | None = None
 
     def __deepcopy__(self, memo: dict) -> State:
-        # The base class copies the state before every event; layouts are immutable and shared.
+        # The base class copies the state before every event. Layouts are immutable and shared;
+        # so are the dice and ``last``: every handler makes new ones, never changes the old.
         return State([p.copy() for p in self.players], self.selective_reroll, self.incomplete_row_bonus,
                      self.roller, self.turn, self.roll, self.first_roll, self.acted[:], self.over,
-                     self.winners[:], copy.deepcopy(self.last, memo))
+                     self.winners[:], self.last)
 
 
 def read_dice(dice: Mapping[str, Any]) -> dict[str, int]:
@@ -427,15 +428,15 @@ class TwentyOne(Engine):
                             "incomplete_row_bonus": state.incomplete_row_bonus},
                 "turn": state.turn,
                 "roller": state.players[state.roller].name,
-                "roll": state.roll,
-                "first_roll": state.first_roll,
+                "roll": dict(state.roll) if state.roll else None,
+                "first_roll": dict(state.first_roll) if state.first_roll else None,
                 "rerolled": state.first_roll is not None,
                 "roll_final": state.roll is not None and not self.may_reroll(state),
                 "acted": [p.name for p in state.players if p.name in state.acted],
                 "waiting": [p.name for p in state.players if p.name not in state.acted] if state.roll else [],
                 "sheets": {p.name: self.sheet_view(p) for p in state.players},
                 "choices": {p.name: self.choices(state, p) for p in state.players},
-                "last": state.last,
+                "last": copy.deepcopy(state.last),
             },
         }
 

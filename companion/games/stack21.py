@@ -64,8 +64,9 @@ Options: ``target`` (21; 42 with teams), ``stock_exhausted`` (``"end_round"``,
 :mod:`companion.games.deck`).
 
 Reason codes, first that applies: ``GAME_OVER``, ``UNKNOWN_PLAYER``, ``BAD_VALUE`` (card notation,
-stack id outside 1–4, field values), ``NOT_YOUR_TURN`` (also: no round running), then
-``ROUND_NOT_OVER``, ``DRAW_FIRST`` / ``MUST_PLACE`` (the card in hand), ``FIRST_TURN_KEEP_ONLY``,
+stack id outside 1–4, field values), ``ROUND_NOT_OVER`` (a ``deal`` or ``round_result`` during a
+round, whoever it names), ``NOT_YOUR_TURN`` (also: no round running; the wrong dealer), then
+``DRAW_FIRST`` / ``MUST_PLACE`` (the card in hand), ``FIRST_TURN_KEEP_ONLY``,
 ``PLAYING_OUT``, ``TEAMMATE``, ``KEEPER_NOT_GIVEABLE``, ``STACK_INACTIVE``, ``UPCARD_NOT_21``,
 ``CARD_MISMATCH``.
 
@@ -343,10 +344,10 @@ class Stack21(Engine):
             _check_card(event["upcard"], "the upcard")
             for c in event.get("stock", []):
                 _check_card(c, "stock card")
-        dealer = self._expected_dealer(state, dealer)
-        if state.round is not None:
+        if state.round is not None:  # whoever it names: the next dealer is for the next round
             raise RuleError(ROUND_NOT_OVER, f"round {state.round.number} is still being played: finish it "
                                             "(or undo the deal) before dealing again")
+        dealer = self._expected_dealer(state, dealer)
         if seed is not None:
             dealt = deck.deal(state.players, dealer, state.options, random.Random(seed))
             hands, upcard, stock = dealt["hands"], dealt["upcard"], dealt["stock"]
@@ -655,10 +656,10 @@ class Stack21(Engine):
                     raise RuleError(BAD_VALUE, f"{p} has an empty stack")
                 for c in s:
                     _check_card(c, f"{p}'s card")
-        dealer = self._expected_dealer(state, dealer)
         if state.round is not None:
             raise RuleError(ROUND_NOT_OVER, f"round {state.round.number} is being played event by event: it "
                                             "ends by itself")
+        dealer = self._expected_dealer(state, dealer)
         if not exhausted:
             for p in state.players:
                 for i, s in enumerate(given[p]):

@@ -82,8 +82,9 @@ round, whoever it names), ``NOT_YOUR_TURN`` (also: no round running; the wrong d
 combined this round), ``target``, ``teams`` (null or the team names with their players),
 ``history`` (per round: ``round``, ``dealer``, ``ended`` — ``"all_inactive"``,
 ``"stock_exhausted"`` or ``"recorded"`` —, ``points`` per player, ``team_points`` with teams,
-``scores`` after it, ``stacks`` at round end), ``lead_tied`` (the last round ended with a tie for
-the lead at or over the target), ``options``, ``last`` (what the last event did).
+``scores`` after it, ``stacks`` at round end like ``stacks``; ``void`` for a voided round),
+``lead_tied`` (the last round ended with a tie for the lead at or over the target), ``options``,
+``last`` (what the last event did; ``round_end`` inside it when that event ended a round).
 """
 
 from __future__ import annotations
@@ -601,16 +602,17 @@ class Stack21(Engine):
     def _end_round(self, state: State, ended: str) -> None:
         rnd = state.round
         assert rnd is not None
-        stacks = {p: [list(s) for s in rnd.stacks[p].values()] for p in state.players}
+        stacks = {p: {i: list(s) for i, s in rnd.stacks[p].items()} for p in state.players}
         self._score_round(state, rnd.number, rnd.dealer, stacks, rnd.combined, ended)
         state.round = None
 
-    def _score_round(self, state: State, number: int, dealer: str, stacks: dict[str, list[list[str]]],
+    def _score_round(self, state: State, number: int, dealer: str, stacks: dict[str, dict[int, list[str]]],
                      combined: set[str], ended: str) -> None:
         """S13 and S14."""
         void = ended == "stock_exhausted" and state.options["stock_exhausted"] == "void_round"
         zb = state.options["zero_bonus_points"]
-        points = {p: 0 if void else C.round_points(stacks[p], p in combined, zb) for p in state.players}
+        points = {p: 0 if void else C.round_points(list(stacks[p].values()), p in combined, zb)
+                  for p in state.players}
         unit_points = dict.fromkeys(state.units(), 0)
         for p, n in points.items():
             unit_points[state.unit(p)] += n
@@ -620,8 +622,8 @@ class Stack21(Engine):
         if state.teams is not None:
             entry["team_points"] = unit_points
         entry["scores"] = dict(state.scores)
-        entry["stacks"] = {p: [{"cards": s, "count": C.count_text(s), "state": C.status(s)} for s in stacks[p]]
-                           for p in state.players}
+        entry["stacks"] = {p: [{"id": i, "cards": s, "count": C.count_text(s), "state": C.status(s)}
+                               for i, s in sorted(stacks[p].items())] for p in state.players}
         if void:
             entry["void"] = True
         state.history.append(entry)
@@ -667,7 +669,7 @@ class Stack21(Engine):
                         raise RuleError(ROUND_NOT_OVER, f"{p}'s stack {i + 1} ({C.count_text(s)}) is still active "
                                                         "(add \"stock_exhausted\": true if the stock ran out)")
         state.next_dealer = (state.players.index(dealer) + 1) % len(state.players)
-        stacks = {p: [list(s) for s in given[p]] for p in state.players}
+        stacks = {p: {i + 1: list(s) for i, s in enumerate(given[p])} for p in state.players}
         combined = {p for p in state.players if len(given[p]) < 4}
         state.last = {"type": "round_result"}
         self._score_round(state, len(state.history) + 1, dealer, stacks, combined,

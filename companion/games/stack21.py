@@ -58,15 +58,20 @@ Points the rules leave open, decided here
   by one player/team alone, they win; a tie for the lead means another complete round for
   everyone (including those under the target).
 
+Extensions of EVENTS.md (optional fields and two event types, nothing changed): ``deal.seed``;
+``draw.from`` (``"stock"`` or ``"upcard"``); ``take_upcard.card``; ``round_result.dealer`` and
+``round_result.stock_exhausted``; ``{"type": "upcard", "card": "9"}`` names the upcard turned
+from an unknown stock; ``{"type": "stock_empty"}`` says no card is left in an unknown stock.
+
 Options: ``target`` (21; 42 with teams), ``stock_exhausted`` (``"end_round"``,
 ``"void_round"``), ``zero_bonus_points`` (1), and the virtual deck's ``decks``, ``face_cards``,
 ``bonus_suits``, ``keeper_suits``, ``zero_bonus_cards``, ``instant_21_cards`` (see
 :mod:`companion.games.deck`).
 
 Reason codes, first that applies: ``GAME_OVER``, ``UNKNOWN_PLAYER``, ``BAD_VALUE`` (card notation,
-stack id outside 1–4, field values), ``ROUND_NOT_OVER`` (a ``deal`` or ``round_result`` during a
-round, whoever it names), ``NOT_YOUR_TURN`` (also: no round running; the wrong dealer), then
-``DRAW_FIRST`` / ``MUST_PLACE`` (the card in hand), ``FIRST_TURN_KEEP_ONLY``,
+stack id outside 1–4, field values), ``NOT_YOUR_TURN`` (also: no round running; a dealer other
+than the next one, even during a round), then ``ROUND_NOT_OVER`` (a ``deal`` or ``round_result``
+during a round), ``DRAW_FIRST`` / ``MUST_PLACE`` (the card in hand), ``FIRST_TURN_KEEP_ONLY``,
 ``PLAYING_OUT``, ``TEAMMATE``, ``KEEPER_NOT_GIVEABLE``, ``STACK_INACTIVE``, ``UPCARD_NOT_21``,
 ``CARD_MISMATCH``.
 
@@ -345,10 +350,10 @@ class Stack21(Engine):
             _check_card(event["upcard"], "the upcard")
             for c in event.get("stock", []):
                 _check_card(c, "stock card")
-        if state.round is not None:  # whoever it names: the next dealer is for the next round
+        dealer = self._expected_dealer(state, dealer)
+        if state.round is not None:
             raise RuleError(ROUND_NOT_OVER, f"round {state.round.number} is still being played: finish it "
                                             "(or undo the deal) before dealing again")
-        dealer = self._expected_dealer(state, dealer)
         if seed is not None:
             dealt = deck.deal(state.players, dealer, state.options, random.Random(seed))
             hands, upcard, stock = dealt["hands"], dealt["upcard"], dealt["stock"]
@@ -658,10 +663,10 @@ class Stack21(Engine):
                     raise RuleError(BAD_VALUE, f"{p} has an empty stack")
                 for c in s:
                     _check_card(c, f"{p}'s card")
+        dealer = self._expected_dealer(state, dealer)
         if state.round is not None:
             raise RuleError(ROUND_NOT_OVER, f"round {state.round.number} is being played event by event: it "
                                             "ends by itself")
-        dealer = self._expected_dealer(state, dealer)
         if not exhausted:
             for p in state.players:
                 for i, s in enumerate(given[p]):

@@ -133,7 +133,8 @@ def test_S3_the_deal_passes_left_each_round_and_never_over_a_live_round():
     deal = {"type": "deal", "dealer": "P1", "hands": {p: ["10", "10", "10", "10"] for p in ("P1", "P2", "P3")},
             "upcard": "5", "stock": ["A"] * 12 + FILLER}
     game.push(deal)
-    assert refused(game, deal) == "ROUND_NOT_OVER"
+    assert refused(game, {**deal, "dealer": "P2"}) == "ROUND_NOT_OVER"
+    assert refused(game, deal) == "NOT_YOUR_TURN", "EVENTS order: NOT_YOUR_TURN before the game's codes"
     for _ in range(4):  # every player makes four 21s: the round ends
         for p in ("P2", "P3", "P1"):
             if game.view()["to_act"] == [p]:

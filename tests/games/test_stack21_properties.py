@@ -1,6 +1,7 @@
 """Stack 21 properties: every card of the deck is always in exactly one place (stock, upcard, a
-stack, the hand in flight) whatever legal, illegal or undone events arrive; and seeded random
-bots finish their games by the winning rule (S14)."""
+stack, the hand in flight) whatever legal, illegal or undone events arrive, and every complete
+event legal_actions offers is accepted; seeded random bots finish their games by the winning rule
+(S14)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,27 @@ def check_cards(state: State) -> None:
     if state.history and state.history[-1]["ended"] != "recorded":  # a played round
         ended = Counter(c for stacks in state.history[-1]["stacks"].values() for s in stacks for c in s["cards"])
         assert not ended - full, "the stacks at round end hold cards of the deck only"
+
+
+def complete(action: dict[str, Any]) -> bool:
+    """Not a template waiting for a value from the table."""
+    if action["type"] in ("deal", "round_result", "upcard"):
+        return False
+    return action["type"] != "draw" or "card" in action
+
+
+def check_legal_actions(game: Game, rng: random.Random) -> None:
+    """Every complete event legal_actions offers is accepted (a sample of them per state)."""
+    actions = [a for a in game.legal_actions() if complete(a)]
+    for action in rng.sample(actions, min(3, len(actions))):
+        assert ENGINE.allows(game.state, action) is None, action
+    rnd = game.state.round
+    if rnd is not None and rnd.upcard not in (None, UNKNOWN):  # S8: where the upcard may go, exactly
+        player = game.state.players[rnd.turn]
+        listed = {a["stack"] for a in actions if a["type"] == "take_upcard"}
+        for stack in (1, 2, 3, 4):
+            event = {"type": "take_upcard", "player": player, "stack": stack}
+            assert (ENGINE.allows(game.state, event) is None) == (stack in listed), (event, rnd.upcard)
 
 
 PLAYERS = ["P1", "P2", "P3", "P4", "P9"]
@@ -91,6 +113,7 @@ def test_every_card_is_always_in_exactly_one_place(seed, n, teams, small, steps,
                 action = {"type": "deal", "dealer": action["dealer"], "seed": seed}  # keep the stock known
             game.push(action)
         check_cards(game.state)
+        check_legal_actions(game, rng)
 
 
 def test_seeded_random_bots_finish_their_games_by_the_winning_rule():

@@ -314,6 +314,16 @@ def perfect_round() -> Game:
     return game
 
 
+def test_S10_a_player_without_active_stacks_sits_out_the_round():
+    hands = {"P1": ["2", "3", "4", "5"], "P2": ["I21", "I21", "I21", "I21"], "P3": ["6", "7", "8", "9"]}
+    game = dealt(hands, "5", FILLER, dealer="P3")
+    assert game.view()["to_act"] == ["P1"]
+    play(game, draw("P1"), keep("P1", 1))
+    assert game.view()["to_act"] == ["P3"], "P2 is skipped"
+    assert refused(game, draw("P2")) == "NOT_YOUR_TURN"
+    assert detail(game)["playing_out"] is None
+
+
 def test_S11_the_last_player_with_active_stacks_plays_out():
     game = perfect_round()
     assert detail(game)["playing_out"] == "P2"

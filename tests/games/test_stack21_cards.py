@@ -93,3 +93,13 @@ def test_virtual_deal_is_reproducible_from_the_seed_and_uses_every_card_once():
     dealt = [x for p in players for x in a["hands"][p]] + [a["upcard"]] + a["stock"]
     assert Counter(dealt) == Counter(deck.compose(deck.DEFAULTS))
     assert all(len(h) == 4 for h in a["hands"].values())
+
+
+def test_the_examples_in_the_module_docstrings_hold():
+    import doctest
+
+    from companion.games import stack21
+
+    for module in (C, deck, stack21):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

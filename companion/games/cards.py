@@ -50,7 +50,8 @@ def parse(text: str) -> Card | None:
     if m is None:
         return None
     rank, bonus, keeper = m.groups()
-    return Card(text, 1 if rank == "A" else int(rank), ace=rank == "A", bonus=bool(bonus), keeper=bool(keeper))
+    ace = rank == "A"
+    return Card(text, 1 if ace else int(rank), ace=ace, bonus=bool(bonus), keeper=bool(keeper))
 
 
 def card(text: str) -> Card:

@@ -62,7 +62,8 @@ def compose(options: Mapping[str, Any]) -> list[str]:
     cards = []
     for _ in range(options["decks"]):
         for suit in SUITS:
-            mark = ("B" if suit in options["bonus_suits"] else "") + ("K" if suit in options["keeper_suits"] else "")
+            bonus = "B" if suit in options["bonus_suits"] else ""
+            mark = bonus + ("K" if suit in options["keeper_suits"] else "")
             for rank in RANKS_52:
                 if rank in FACES:
                     if options["face_cards"] == "remove":
@@ -79,7 +80,8 @@ def shuffled(options: Mapping[str, Any], rng: random.Random) -> list[str]:
     return cards
 
 
-def deal(players: Sequence[str], dealer: str, options: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
+def deal(players: Sequence[str], dealer: str, options: Mapping[str, Any],
+         rng: random.Random) -> dict[str, Any]:
     """S3 with a virtual deck: shuffled from ``rng``, dealt one card at a time clockwise from the
     dealer's left, four each; the next card is the upcard, the rest the stock (top first). The
     result holds the fields of a ``deal`` event."""

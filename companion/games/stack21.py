@@ -146,8 +146,9 @@ class Round:
     playing_out: str | None = None
 
     def __deepcopy__(self, memo: dict) -> Round:
-        return Round(self.number, self.dealer, {p: {i: list(s) for i, s in st.items()} for p, st in self.stacks.items()},
-                     self.upcard, None if self.stock is None else list(self.stock), self.turn, set(self.played),
+        stacks = {p: {i: list(s) for i, s in st.items()} for p, st in self.stacks.items()}
+        stock = None if self.stock is None else list(self.stock)
+        return Round(self.number, self.dealer, stacks, self.upcard, stock, self.turn, set(self.played),
                      set(self.combined), self.stock_empty, self.hand, self.refused_by, self.playing_out)
 
 
@@ -298,8 +299,8 @@ class Stack21(Engine):
     def _hand_free(rnd: Round) -> None:
         if rnd.hand is not None:
             if rnd.refused_by is not None:
-                raise RuleError(MUST_PLACE, f"{rnd.refused_by} refused the {rnd.hand}: place it on one of your "
-                                            "own active stacks first")
+                raise RuleError(MUST_PLACE, f"{rnd.refused_by} refused the {rnd.hand}: place it on one of "
+                                            "your own active stacks first")
             raise RuleError(MUST_PLACE, f"keep or give the {rnd.hand} you drew first")
 
     @staticmethod
@@ -439,7 +440,8 @@ class Stack21(Engine):
         card = rnd.hand
         cards.append(card)
         rnd.hand = None
-        state.last = {"type": "keep", "player": player, "card": card, "stack": stack, "state": C.status(cards)}
+        state.last = {"type": "keep", "player": player, "card": card, "stack": stack,
+                      "state": C.status(cards)}
         self._end_turn(state, rnd, player)
 
     def on_give(self, state: State, event: Mapping[str, Any]) -> None:
@@ -637,7 +639,8 @@ class Stack21(Engine):
         state.lead_tied = best >= state.target and len(leaders) > 1
         if best >= state.target and len(leaders) == 1:
             state.winners = leaders
-        state.last = {**(state.last or {}), "round_end": {"round": number, "ended": ended, "points": unit_points}}
+        summary = {"round": number, "ended": ended, "points": unit_points}
+        state.last = {**(state.last or {}), "round_end": summary}
 
     # -- round by round
     def on_round_result(self, state: State, event: Mapping[str, Any]) -> None:
@@ -657,7 +660,8 @@ class Stack21(Engine):
             if p not in given:
                 raise RuleError(BAD_VALUE, f"the round's result needs {p}'s stacks")
             if not 1 <= len(given[p]) <= 4:
-                raise RuleError(BAD_VALUE, f"a player ends a round with 1 to 4 stacks, {p} with {len(given[p])}")
+                raise RuleError(BAD_VALUE, f"a player ends a round with 1 to 4 stacks, {p} with "
+                                           f"{len(given[p])}")
             for s in given[p]:
                 if not s:
                     raise RuleError(BAD_VALUE, f"{p} has an empty stack")
@@ -671,8 +675,9 @@ class Stack21(Engine):
             for p in state.players:
                 for i, s in enumerate(given[p]):
                     if C.is_active(s):
-                        raise RuleError(ROUND_NOT_OVER, f"{p}'s stack {i + 1} ({C.count_text(s)}) is still active "
-                                                        "(add \"stock_exhausted\": true if the stock ran out)")
+                        raise RuleError(ROUND_NOT_OVER, f"{p}'s stack {i + 1} ({C.count_text(s)}) is still "
+                                                        "active (add \"stock_exhausted\": true if the stock "
+                                                        "ran out)")
         state.next_dealer = (state.players.index(dealer) + 1) % len(state.players)
         stacks = {p: {i + 1: list(s) for i, s in enumerate(given[p])} for p in state.players}
         combined = {p for p in state.players if len(given[p]) < 4}

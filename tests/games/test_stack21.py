@@ -12,7 +12,8 @@ FILLER = ["5"] * 40
 
 
 def start(players=("P1", "P2"), teams=None, **options: Any) -> Game:
-    event: dict[str, Any] = {"type": "new_game", "game": "stack21", "players": list(players), "options": options}
+    event: dict[str, Any] = {"type": "new_game", "game": "stack21", "players": list(players),
+                             "options": options}
     if teams is not None:
         event["teams"] = teams
     return Game.start(event)
@@ -130,7 +131,7 @@ def test_S3_deal_starts_four_stacks_and_the_player_left_of_the_dealer_starts():
 
 def test_S3_the_deal_passes_left_each_round_and_never_over_a_live_round():
     game = start(players=["P1", "P2", "P3"])
-    deal = {"type": "deal", "dealer": "P1", "hands": {p: ["10", "10", "10", "10"] for p in ("P1", "P2", "P3")},
+    deal = {"type": "deal", "dealer": "P1", "hands": {p: ["10"] * 4 for p in ("P1", "P2", "P3")},
             "upcard": "5", "stock": ["A"] * 12 + FILLER}
     game.push(deal)
     assert refused(game, {**deal, "dealer": "P2"}) == "ROUND_NOT_OVER"
@@ -152,7 +153,8 @@ def test_S3_the_deal_passes_left_each_round_and_never_over_a_live_round():
 
 def test_S4_first_turn_is_draw_and_keep_only():
     game = dealt(HANDS, "10", ["9", "5", *FILLER])
-    assert refused(game, {"type": "take_upcard", "player": "P1", "stack": 2}) == "FIRST_TURN_KEEP_ONLY"  # A+10
+    take = {"type": "take_upcard", "player": "P1", "stack": 2}  # A + 10 would be 21
+    assert refused(game, take) == "FIRST_TURN_KEEP_ONLY"
     assert refused(game, {"type": "combine", "player": "P1", "stacks": [3, 4]}) == "FIRST_TURN_KEEP_ONLY"
     game.push(draw("P1"))
     assert refused(game, give("P1", "P2", 1)) == "FIRST_TURN_KEEP_ONLY"
@@ -233,7 +235,8 @@ def test_S7_give_only_to_an_opponent_active_stack_never_a_teammate():
     hands = {"P1": ["10", "2", "2", "2"], "P2": ["2", "2", "2", "2"], "P3": ["3", "3", "3", "3"],
              "P4": ["4", "4", "4", "4"]}
     game = start(players=list(hands), teams=[["P1", "P3"], ["P2", "P4"]])
-    game.push({"type": "deal", "dealer": "P4", "hands": hands, "upcard": "5", "stock": ["A", "4", "4", "4", *FILLER]})
+    game.push({"type": "deal", "dealer": "P4", "hands": hands, "upcard": "5",
+               "stock": ["A", "4", "4", "4", *FILLER]})
     play(game, draw("P1"), keep("P1", 1), draw("P2"), keep("P2", 1), draw("P3"), keep("P3", 1),
          draw("P4"), keep("P4", 1))
     assert stacks(game, "P1")[1] == ["10", "A"]
@@ -353,8 +356,9 @@ def test_S13_perfect_round_scores_two_more_and_bonus_cards_count():
 
 def test_S13_no_perfect_round_after_combining():
     game = start()
-    game.push({"type": "round_result", "stacks": {"P1": [["10", "A"], ["10", "A"], ["10", "6", "5"]],
-                                                   "P2": [["10", "6", "5"], ["A", "10"], ["I21"], ["7", "7", "7"]]}})
+    p1 = [["10", "A"], ["10", "A"], ["10", "6", "5"]]
+    p2 = [["10", "6", "5"], ["A", "10"], ["I21"], ["7", "7", "7"]]
+    game.push({"type": "round_result", "stacks": {"P1": p1, "P2": p2}})
     assert game.view()["scores"] == {"P1": 3, "P2": 4 + 2}
 
 
@@ -518,7 +522,8 @@ def test_malformed_deals_are_event_errors():
                   {"type": "deal", "hands": {"P1": "10 2 2 2", "P2": []}, "upcard": "4"}):
         with pytest.raises(EventError):
             game.push(event)
-    assert refused(game, {"type": "deal", "hands": {"P1": ["2"], "P2": EXHAUST["P2"]}, "upcard": "4"}) == "BAD_VALUE"
+    short = {"type": "deal", "hands": {"P1": ["2"], "P2": EXHAUST["P2"]}, "upcard": "4"}
+    assert refused(game, short) == "BAD_VALUE"
 
 
 # --- the virtual deck through the engine ----------------------------------------------------------------

@@ -36,7 +36,8 @@ def check_cards(state: State) -> None:
     if state.round is not None:
         assert cards_in_play(state) == full, "every card of the deck is in exactly one place"
     if state.history and state.history[-1]["ended"] != "recorded":  # a played round
-        ended = Counter(c for stacks in state.history[-1]["stacks"].values() for s in stacks for c in s["cards"])
+        at_end = state.history[-1]["stacks"].values()
+        ended = Counter(c for stacks in at_end for s in stacks for c in s["cards"])
         assert not ended - full, "the stacks at round end hold cards of the deck only"
 
 

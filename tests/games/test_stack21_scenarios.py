@@ -20,6 +20,7 @@ from companion.replay import read_jsonl, replay
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "tests" / "scenarios" / "stack21").glob("*.jsonl"))
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+NEW2 = '{"type": "new_game", "game": "stack21", "players": ["A", "B"]}'
 
 
 def subset(expected: Any, actual: Any, where: str = "") -> None:
@@ -51,21 +52,20 @@ def test_scenario_replays_through_the_command_and_the_library(log: Path):
     out = run_replay(log)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert list(result)[:8] == ["game", "players", "to_act", "finished", "winners", "scores", "rejected", "detail"]
+    assert list(result)[:8] == ["game", "players", "to_act", "finished", "winners", "scores", "rejected",
+                                "detail"]
     subset(expected, result)
     with log.open() as f:
         assert replay(read_jsonl(f)) == result, "the library and the command agree"
 
 
 @pytest.mark.parametrize(("lines", "needle"), [
-    (['{"type": "new_game", "game": "stack21", "players": ["A", "B"]}', '{"type": "draw", "player": "A", "card": 4}'],
-     "line 2:"),
-    (['{"type": "new_game", "game": "stack21", "players": ["A", "B"]}', '{"type": "deal", "dealer": "B"'],
-     "line 2: not valid JSON"),
-    (['{"type": "new_game", "game": "stack21", "players": ["A", "B"]}', '{"type": "shuffle"}'], "line 2:"),
+    ([NEW2, '{"type": "draw", "player": "A", "card": 4}'], "line 2:"),
+    ([NEW2, '{"type": "deal", "dealer": "B"'], "line 2: not valid JSON"),
+    ([NEW2, '{"type": "shuffle"}'], "line 2:"),
     (['{"type": "new_game", "game": "stack21", "players": ["A", "B", "C", "D", "E"]}'], "BAD_VALUE"),
-    (['{"type": "new_game", "game": "stack21", "players": ["A", "B", "C", "D"], "teams": [["A", "B"], ["C", "D"]]}'],
-     "BAD_VALUE"),
+    (['{"type": "new_game", "game": "stack21", "players": ["A", "B", "C", "D"], '
+      '"teams": [["A", "B"], ["C", "D"]]}'], "BAD_VALUE"),
 ])
 def test_logs_that_are_not_a_rule_matter_exit_2(tmp_path: Path, lines: list[str], needle: str):
     log = tmp_path / "bad.jsonl"

@@ -38,7 +38,7 @@ document.addEventListener("DOMContentLoaded", () => {
           el("label", {}, tr("side_players"), el("textarea", {name: "players" + i, rows: 2}))));
       }
     } else {
-      who.appendChild(el("label", {}, tr("players") + " (" + tr("players_hint") + ")",
+      who.appendChild(el("label", {}, tr("players") + " (" + tr(g === "twentyone" ? "t21_sheet_hint" : "players_hint") + ")",
         el("textarea", {name: "players", rows: 4}, g === "exact21" ? "" : "P1\nP2")));
       if (g === "stack21") who.appendChild(el("label", {class: "check"}, el("input", {type: "checkbox", name: "teams"}), tr("teams")));
       if (g === "twentyone") who.appendChild(el("label", {}, tr("sheets"), el("textarea", {name: "sheets", rows: 2, placeholder: '{"A": [[["yellow", 6], …]]}'})));

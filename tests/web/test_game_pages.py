@@ -10,6 +10,7 @@ import urllib.request
 import pytest
 
 from tests.web.conftest import CHROMIUM, SHOTS, phone
+from tests.web.test_browser import play_random
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 
@@ -103,4 +104,85 @@ def test_twentyone_T1_T3_T4_T5_T7_played_on_the_controller(browser, server):
     assert board.evaluate("window.__not_reloaded") is True
     shoot(board, "twentyone-scoreboard-live.png")
     shoot(ctl, "twentyone-controller-roll.png")
+    assert errors == []
+
+
+def test_exactly_X2_X3_X6_X8_played_on_the_controller(browser, server):
+    """X2 the start roll (a tie is refused with the engine's sentence), X6 a 0 passes the turn,
+    X3 moves offered as taps from the legal moves (``?`` by value tabs), X8 a stack at exactly
+    100c wins a trophy; the scoreboard follows each event without a reload."""
+    errors: list[str] = []
+    board, ctl = start(browser, server, errors, "exactly", "Ann\nBea")
+    wait_text(board, '#board [data-stack="Bea"] .cents', "5c")  # X1: everyone starts with a 5c token
+    assert "€1" not in board.inner_text('#board [data-stack="center"]')
+
+    def start_faces(faces: dict[str, str]) -> None:
+        box = ctl.locator(".x-start-box")
+        if box.get_attribute("open") is None:
+            box.locator("summary").click()
+        for player, face in faces.items():
+            box.locator(f'button[data-player="{player}"][data-face="{face}"]').click()
+        box.locator("button[type=submit]").click()
+
+    start_faces({"Ann": "?", "Bea": "?"})
+    ctl.wait_for_selector("#toast:not([hidden])")
+    assert "tie for the highest roll" in ctl.inner_text("#toast")
+    start_faces({"Bea": "5"})
+    wait_text(board, "#board .last", "Ann")
+    assert ctl.locator(".x-start-box").count() == 0
+
+    def roll(face: str) -> None:
+        ctl.locator(f'.faces button[data-face="{face}"]').click()
+
+    roll("0")  # X6: the turn passes by itself
+    wait_text(board, "#board .last", "0")
+    wait_text(board, "#board .x-now", "Bea")
+    roll("50")
+    ctl.click('button[data-move="50:center:Bea"]')
+    wait_text(board, '#board [data-stack="Bea"] .cents', "55c")
+    assert board.locator('#board [data-stack="Bea"] [data-coin="50"]').count() == 1
+    roll("20")
+    ctl.click('button[data-move="20:center:Bea"]')
+    wait_text(board, '#board [data-stack="Bea"] .cents', "75c")
+    roll("20")
+    ctl.click('button[data-move="20:center:Bea"]')
+    wait_text(board, '#board [data-stack="Bea"] .cents', "95c")
+
+    roll("?")  # any value: one tab per value, the exact move is marked and hinted
+    ctl.click('.tabs button[data-tab="5"]')
+    exact = ctl.locator('button[data-move="5:center:Bea"]')
+    assert "exact" in (exact.get_attribute("class") or "")
+    wait_text(board, "#board .x-hints", "5c")
+    assert board.locator('#board [data-hint="exact"]').count() >= 1
+    shoot(ctl, "exactly-controller-moves.png")
+    shoot(board, "exactly-scoreboard-exact.png")
+    exact.click()
+    board.wait_for_selector('#board [data-stack="Bea"] [data-trophies="1"]')
+    assert "Bea" in board.inner_text("#board .last")
+    wait_text(board, "#board .x-turn", "2")  # X10: round 2, stacks back to the centre
+    assert board.inner_text('#board [data-stack="Bea"] .cents') != "100c"
+    assert board.evaluate("window.__not_reloaded") is True
+    shoot(board, "exactly-scoreboard-live.png")
+    assert errors == []
+
+
+@pytest.mark.parametrize("name", ["twentyone", "exactly"])
+def test_finished_game_shows_winners_and_final_scores(browser, server, name):
+    """T11/T12 and X11: a seeded game played to its end through the API; the scoreboard names the
+    winners, shows every player's final score, and the controller offers nothing more to do."""
+    final = play_random(server.port, name, steps=2000, seed=2)
+    assert final["finished"]
+    errors: list[str] = []
+    board = phone(browser, server.url + "/", errors)
+    board.wait_for_function(f"document.body.dataset.version === '{final['version']}'", timeout=5000)
+    assert all(w in board.inner_text("#status .win") for w in final["winners"])
+    for player, points in final["scores"].items():
+        if name == "twentyone":
+            assert board.inner_text(f'#board [data-score="{player}"]') == str(points)
+        else:
+            assert board.get_attribute(f'#board [data-stack="{player}"] .trophies', "data-trophies") == str(points)
+    shoot(board, f"{name}-scoreboard-finished.png")
+    ctl = phone(browser, server.url + "/controller", errors)
+    ctl.wait_for_function(f"document.body.dataset.version === '{final['version']}'", timeout=5000)
+    assert ctl.locator("#controls button").count() == 0
     assert errors == []

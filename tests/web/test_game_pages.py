@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 
+from companion.games import get_engine
 from tests.web.conftest import CHROMIUM, SHOTS, phone
 from tests.web.test_browser import play_random
 
@@ -185,4 +186,112 @@ def test_finished_game_shows_winners_and_final_scores(browser, server, name):
     ctl = phone(browser, server.url + "/controller", errors)
     ctl.wait_for_function(f"document.body.dataset.version === '{final['version']}'", timeout=5000)
     assert ctl.locator("#controls button").count() == 0
+    assert errors == []
+
+
+def _has_engine(name: str) -> bool:
+    try:
+        get_engine(name)
+    except ImportError:
+        return False
+    return True
+
+
+needs_stack21 = pytest.mark.skipif(not _has_engine("stack21"), reason="the stack21 engine is not on this branch yet")
+
+
+@needs_stack21
+def test_stack21_S3_S5_S6_S7_S8_S9_played_on_the_controller(browser, server):
+    """S3 a deal typed in (a short hand is refused with the engine's sentence), S5/S6 a drawn card
+    named on the card pad and kept, S8 the upcard taken to make 21, an unknown new upcard named,
+    S7 a card given to an opponent, S9 two stacks combined; counts read "5 or 15"."""
+    errors: list[str] = []
+    board, ctl = start(browser, server, errors, "stack21", "Ann\nBea")
+    deal = ctl.locator(".s21-deal")
+    deal.locator("summary").click()
+    assert deal.locator("select[name=dealer]").input_value() == "Bea"
+    deal.locator("input[name=hand_Ann]").fill("a 6 10")
+    deal.locator("input[name=hand_Bea]").fill("5 5 8 2")
+    deal.locator("input[name=upcard]").fill("A")
+    deal.locator(".s21-hands button[type=submit]").click()
+    ctl.wait_for_selector("#toast:not([hidden])")
+    assert "each player is dealt 4 cards" in ctl.inner_text("#toast")
+    deal.locator("input[name=hand_Ann]").fill("a 6 10 9")
+    deal.locator(".s21-hands button[type=submit]").click()
+    wait_text(board, "#board .s21-round", "Ann")
+    assert board.locator('#board [data-player="Ann"] .s21-stack').count() == 4
+
+    def pad_draw(card: str) -> None:
+        pad = ctl.locator(".s21-pad").first
+        rank = card.rstrip("BK") or card
+        pad.locator(f'button[data-rank="{rank}"]').click()
+        if card.endswith("B"):
+            pad.locator('button[data-mod="bonus"]').click()
+        pad.locator("button[type=submit]").click()
+
+    pad_draw("4")  # S5/S6: Ann's first turn: draw and keep
+    wait_text(board, "#board .s21-round", "4")
+    assert ctl.locator('button[data-action="give"]').count() == 0  # first turn: keep only
+    ctl.click('button[data-action="keep"][data-target="Ann:1"]')
+    wait_text(board, '#board [data-player="Ann"] [data-count="1"]', "5 or 15")
+    pad_draw("10")
+    ctl.click('button[data-action="keep"][data-target="Bea:3"]')
+    wait_text(board, '#board [data-player="Bea"] [data-count="3"]', "18")
+
+    ctl.click('button[data-action="take_upcard"][data-target="Ann:3"]')  # S8: 10 + A = 21
+    board.wait_for_selector('#board [data-player="Ann"] .s21-stack.s21-made[data-stack-id="3"]')
+    pad = ctl.locator('.s21-pad[data-pad^="upcard"]')  # the new upcard is unknown to the companion
+    pad.locator('button[data-rank="9"]').click()
+    pad.locator("button[type=submit]").click()
+    wait_text(board, "#board .s21-upcard", "9")
+    pad_draw("10B")
+    ctl.click('button[data-action="give"][data-target="Ann:4"]')  # S7: 9 + 10 accepted
+    wait_text(board, '#board [data-player="Ann"] [data-count="4"]', "19")
+    assert board.locator('#board [data-player="Ann"] [data-card="10B"].bonus').count() == 1
+    shoot(ctl, "stack21-controller-turn.png")
+    ctl.click('button[data-action="combine"][data-target="1+2"]')  # S9: A 4 + 6 = 21
+    board.wait_for_selector('#board [data-player="Ann"] .s21-stack.s21-made[data-stack-id="1"]')
+    assert board.locator('#board [data-player="Ann"] .s21-stack').count() == 3
+    assert board.evaluate("window.__not_reloaded") is True
+    shoot(board, "stack21-scoreboard-live.png")
+    assert errors == []
+
+
+@needs_stack21
+def test_stack21_S1_S13_teams_round_result_and_virtual_deal(browser, server):
+    """S1 team play set up by the check box, S13 a round recorded from its final stacks scores per
+    team with the round history and the stacks at round end, then a seeded virtual deck deals."""
+    errors: list[str] = []
+    board = phone(browser, server.url + "/", errors)
+    board.wait_for_selector(".conn[data-state=on]")
+    ctl = phone(browser, server.url + "/setup", errors)
+    ctl.select_option("#game", "stack21")
+    ctl.fill("textarea[name=players]", "Ann\nBen\nCy\nDi")
+    ctl.check("input[name=teams]")
+    assert ctl.input_value('[name="opt_target"]') == "42"
+    ctl.click("button[type=submit]")
+    ctl.wait_for_url("**/controller")
+    wait_text(board, "#board .s21-scores", "Ann + Cy")
+    assert get_state(server.port)["detail"]["target"] == 42
+
+    result = ctl.locator(".s21-result")
+    ctl.click(".s21-more:has(.s21-result) summary")
+    final = {"Ann": "10 A / 10 5B 6 / 9 8B 7 / 7B 7B 7", "Ben": "10 10 5 / 10 A / 9 9 9 / 10 10 2",
+             "Cy": "I21 / 10 A / 10 10 A / 9 8 4", "Di": "10 9 5 / 10 8 7 / 10 10 10 / 9 9 9"}
+    for player, stacks in final.items():
+        result.locator(f"input[name=stacks_{player}]").fill(stacks)
+    result.locator("button[type=submit]").click()
+    board.wait_for_selector("#board .s21-history tr[data-round='1']")
+    state = get_state(server.port)
+    for team, points in state["scores"].items():
+        assert board.inner_text(f'#board [data-score="{team}"]') == str(points)
+    assert board.locator("#board .s21-player").count() == 4  # the stacks as the round ended
+    assert board.locator("#board [data-points]").count() == 4
+    shoot(board, "stack21-scoreboard-round-end.png")
+
+    ctl.click("button[data-virtual-deal]")
+    board.wait_for_selector("#board .s21-round .s21-upcard [data-card]")
+    assert board.locator("#board .s21-player .s21-stack").count() == 16
+    assert board.locator("#board .s21-history tr[data-round]").count() == 1
+    shoot(ctl, "stack21-controller-dealt.png")
     assert errors == []

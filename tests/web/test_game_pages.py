@@ -295,3 +295,35 @@ def test_stack21_S1_S13_teams_round_result_and_virtual_deal(browser, server):
     assert board.locator("#board .s21-history tr[data-round]").count() == 1
     shoot(ctl, "stack21-controller-dealt.png")
     assert errors == []
+
+
+def test_twentyone_setup_T1_T2_sheets_and_own_layout(browser, server):
+    """T1: two players on one sheet are refused with the engine's sentence; T2: the table's own
+    pad layout pasted on the set-up page replaces the shipped one for that sheet."""
+    from companion.games.twentyone import shipped_sheets
+
+    errors: list[str] = []
+    ctl = phone(browser, server.url + "/setup", errors)
+    ctl.select_option("#game", "twentyone")
+    ctl.fill("textarea[name=players]", "Ann = B\nBea = b")
+    ctl.click("button[type=submit]")
+    ctl.wait_for_selector("#toast:not([hidden])")
+    assert "sheet B is Ann's" in ctl.inner_text("#toast")
+
+    ctl.fill("textarea[name=sheets]", "{not json")
+    ctl.click("button[type=submit]")
+    wait_text(ctl, "#toast", "JSON")
+
+    own = [[list(cell) for cell in reversed(row)] for row in shipped_sheets()["A"]]  # a pad printed mirrored
+    ctl.fill("textarea[name=players]", "Ann = B\nBea")
+    ctl.fill("textarea[name=sheets]", json.dumps({"B": own}))
+    ctl.click("button[type=submit]")
+    ctl.wait_for_url("**/controller")
+    board = phone(browser, server.url + "/", errors)
+    board.wait_for_selector('#board [data-player="Ann"] .sheet')
+    assert board.inner_text('#board [data-player="Ann"] .t21-name .dim').strip() == "Sheet B"  # no * : the pad's own
+    assert board.inner_text('#board [data-player="Bea"] .t21-name .dim').strip() == "Sheet A*"
+    first = board.locator('#board [data-player="Ann"] tr[data-row="1"] td[data-cell="1"]')
+    assert first.inner_text().strip() == str(own[0][0][1]) and f"c-{own[0][0][0]}" in first.get_attribute("class")
+    shoot(ctl, "twentyone-setup-done.png")
+    assert errors == []

@@ -204,7 +204,8 @@ needs_stack21 = pytest.mark.skipif(not _has_engine("stack21"), reason="the stack
 def test_stack21_S3_S5_S6_S7_S8_S9_played_on_the_controller(browser, server):
     """S3 a deal typed in (a short hand is refused with the engine's sentence), S5/S6 a drawn card
     named on the card pad and kept, S8 the upcard taken to make 21, an unknown new upcard named,
-    S7 a card given to an opponent, S9 two stacks combined; counts read "5 or 15"."""
+    S7 a card given to an opponent (one refused, then placed), S9 two stacks combined; counts
+    read "5 or 15"."""
     errors: list[str] = []
     board, ctl = start(browser, server, errors, "stack21", "Ann\nBea")
     deal = ctl.locator(".s21-deal")
@@ -252,6 +253,15 @@ def test_stack21_S3_S5_S6_S7_S8_S9_played_on_the_controller(browser, server):
     ctl.click('button[data-action="combine"][data-target="1+2"]')  # S9: A 4 + 6 = 21
     board.wait_for_selector('#board [data-player="Ann"] .s21-stack.s21-made[data-stack-id="1"]')
     assert board.locator('#board [data-player="Ann"] .s21-stack').count() == 3
+
+    # S7: a card that would bust the opponent's stack is refused; the giver places it.
+    pad_draw("5")
+    ctl.click('button[data-action="give"][data-target="Ann:4"]')  # 19 + 5
+    wait_text(board, "#board .last", "refused")
+    assert "Ann" in board.inner_text("#board .s21-round .s21-upcard:has([data-card='5'])")
+    assert ctl.locator('button[data-action="give"]').count() == 0
+    ctl.click('button[data-action="place"][data-target="Bea:1"]')
+    wait_text(board, '#board [data-player="Bea"] [data-count="1"]', "10")
     assert board.evaluate("window.__not_reloaded") is True
     shoot(board, "stack21-scoreboard-live.png")
     assert errors == []

@@ -28,8 +28,9 @@ FALLBACK_OPTIONS: dict[str, dict[str, dict[str, Any]]] = {
                 "simultaneous_exact": {"default": "both", "choices": ["both", "active_first"]},
                 "restart_with_5c": {"default": False},
                 "target": {"default": 3, "minimum": 1}},
-    "stack21": {"target": {"default": 21, "minimum": 1}, "stock_exhausted": {"default": ""},
-                "zero_bonus_points": {"default": 1, "minimum": 0}},
+    "stack21": {"target": {"default": 21, "minimum": 1},
+                "stock_exhausted": {"default": "end_round", "choices": ["end_round", "void_round"]},
+                "zero_bonus_points": {"default": 1, "minimum": 0, "maximum": 10}},
 }
 
 

@@ -74,8 +74,14 @@
   C.change = async function (method, path, body) {
     const r = await C.api(method, path, body);
     if (!r.ok) C.toast(C.tr("error") + ": " + (r.data.message || r.data.code));
-    else if (r.data && r.data.game !== undefined && C.render) C.render(r.data, true);
+    else C.clearError();
+    if (r.ok && r.data && r.data.game !== undefined && C.render) C.render(r.data, true);
     return r;
+  };
+  // A refusal stays on screen only until the next change goes through.
+  C.clearError = function () {
+    const box = document.getElementById("toast");
+    if (box && !box.hidden && !box.classList.contains("ok")) box.hidden = true;
   };
   C.send = (event) => C.change("POST", "/api/events", Object.assign({source: "phone"}, event));
 

@@ -25,6 +25,8 @@ document.addEventListener("DOMContentLoaded", () => {
     if (typeof spec.default === "number")
       return el("label", {}, label, el("input", {type: "number", name: "opt_" + name, value: spec.default,
         min: spec.minimum, max: spec.maximum, inputmode: "numeric"}));
+    if (Array.isArray(spec.default))  // a list of words, e.g. suits: "hearts, diamonds"
+      return el("label", {}, label, el("input", {name: "opt_" + name, value: spec.default.join(", ")}));
     return el("label", {}, label, el("input", {name: "opt_" + name, placeholder: String(spec.default)}));
   }
 
@@ -38,9 +40,16 @@ document.addEventListener("DOMContentLoaded", () => {
           el("label", {}, tr("side_players"), el("textarea", {name: "players" + i, rows: 2}))));
       }
     } else {
-      who.appendChild(el("label", {}, tr("players") + " (" + tr("players_hint") + ")",
+      who.appendChild(el("label", {}, tr("players") + " (" + tr(g === "twentyone" ? "t21_sheet_hint" : "players_hint") + ")",
         el("textarea", {name: "players", rows: 4}, g === "exact21" ? "" : "P1\nP2")));
-      if (g === "stack21") who.appendChild(el("label", {class: "check"}, el("input", {type: "checkbox", name: "teams"}), tr("teams")));
+      if (g === "stack21") {
+        // Team play aims at 42 (the engine's default with teams); the field shows it.
+        const teams = el("input", {type: "checkbox", name: "teams", onchange: () => {
+          const target = form.elements.opt_target;
+          if (target && (target.value === "21" || target.value === "42")) target.value = teams.checked ? "42" : "21";
+        }});
+        who.appendChild(el("label", {class: "check"}, teams, tr("teams")));
+      }
       if (g === "twentyone") who.appendChild(el("label", {}, tr("sheets"), el("textarea", {name: "sheets", rows: 2, placeholder: '{"A": [[["yellow", 6], …]]}'})));
     }
     options.replaceChildren(el("legend", {}, tr("options")));
@@ -79,6 +88,10 @@ document.addEventListener("DOMContentLoaded", () => {
       if (spec.choices) value = JSON.parse(input.value);
       else if (typeof spec.default === "boolean") value = input.checked;
       else if (typeof spec.default === "number") value = input.value === "" ? spec.default : Number(input.value);
+      else if (Array.isArray(spec.default)) {
+        value = lines(input.value);
+        if (JSON.stringify(value) === JSON.stringify(spec.default)) continue;
+      }
       else value = input.value.trim();
       if (value === "" || value === spec.default) continue;  // defaults need not be sent
       event.options[name] = value;

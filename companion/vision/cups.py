@@ -13,6 +13,7 @@ few thousand pixels a frame.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -173,22 +174,26 @@ class CupReader:
                 cols.append(np.zeros(len(self.table_mm)))
         self.table_design = np.column_stack(cols)
 
-    def table_model(self, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(L plane coefficients over table mm, median a/b) of the bare table in this frame."""
+    def table_model(self, frame: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """The bare table in this frame: (plane of its HSV value over table mm, hue, saturation),
+        measured on spots no cup can stand on or hide; hands and shadows there are outliers."""
         bgr = frame[self.table_px[:, 1], self.table_px[:, 0]]
-        lab = cv2.cvtColor(bgr[None], cv2.COLOR_BGR2Lab)[0].astype(np.float64)
-        ab = np.median(lab[:, 1:], axis=0)
-        ok = np.hypot(lab[:, 1] - ab[0], lab[:, 2] - ab[1]) < 12
-        Lv = lab[:, 0]
-        coef = np.array([np.median(Lv), 0.0, 0.0])
-        for _ in range(2):   # a plane through the lightness, outliers (hands, shadows) dropped
+        hsv = cv2.cvtColor(bgr[None], cv2.COLOR_BGR2HSV)[0].astype(np.float64)
+        s0 = float(np.median(hsv[:, 1]))
+        h0 = float(np.median(hsv[:, 0]))
+        dh = np.abs(((hsv[:, 0] - h0) + 90) % 180 - 90)
+        ok = (np.abs(hsv[:, 1] - s0) < 40) & ((dh < 12) | (s0 < 40))
+        v = hsv[:, 2]
+        coef = np.array([np.median(v), 0.0, 0.0])
+        A = self.table_design
+        for _ in range(2):   # a plane through the brightness, outliers dropped
             if ok.sum() < 6:
                 break
-            coef = np.linalg.lstsq(self.table_design[ok], Lv[ok], rcond=None)[0]
-            coef = np.where(np.abs(self.table_design).max(axis=0) > 0, coef, 0.0)
-            resid = np.abs(self.table_design @ coef - Lv)
-            ok = ok & (resid < max(6.0, 2.5 * np.median(resid[ok])))
-        return coef, ab
+            Ao = A[ok]
+            coef = np.linalg.solve(Ao.T @ Ao + np.diag([1e-9, 1e-3, 1e-3]), Ao.T @ v[ok])
+            resid = np.abs(A @ coef - v)
+            ok = ok & (resid < max(6.0, 2.5 * float(np.median(resid[ok]))))
+        return coef, h0, s0
 
     # --- classify the view ----------------------------------------------------------------
     def view(self, frame: np.ndarray) -> np.ndarray:
@@ -199,32 +204,40 @@ class CupReader:
         i = np.clip(np.round((pts_mm[..., 1] - self.y0) / MM_PER_PX).astype(np.int32), 0, self.vh - 1)
         return i, j
 
-    def labels(self, view: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def labels(self, view: np.ndarray, table: tuple[np.ndarray, float, float]) -> tuple[np.ndarray, np.ndarray]:
         """Label image of the view (UNKNOWN, the cup colours, GREY, TABLE, ORANGE) and its HSV value."""
         hsv = cv2.cvtColor(view, cv2.COLOR_BGR2HSV)
-        lab = cv2.cvtColor(view, cv2.COLOR_BGR2Lab)
-        coef, ab = table
+        coef, h0, s0 = table
         if not hasattr(self, "_gx"):
             self._gx = (self.x0 + np.arange(self.vw, dtype=np.float32) * MM_PER_PX)[None, :]
             self._gy = (self.y0 + np.arange(self.vh, dtype=np.float32) * MM_PER_PX)[:, None]
-        lexp = (coef[0] + coef[1] * self._gx + coef[2] * self._gy).astype(np.float32)
-        tol = np.maximum(10.0, 0.22 * lexp)
-        is_table = ((cv2.absdiff(lab[..., 1], float(ab[0])) < 10) & (cv2.absdiff(lab[..., 2], float(ab[1])) < 10)
-                    & (np.abs(lab[..., 0].astype(np.float32) - lexp) < tol))
+        vexp = (np.float32(coef[0]) + np.float32(coef[1]) * self._gx + np.float32(coef[2]) * self._gy)
+        value = hsv[..., 2]
+        is_table = cv2.absdiff(value.astype(np.float32), vexp) < np.maximum(np.float32(10), np.float32(0.22) * vexp)
+        s_lo, s_hi = max(0, s0 - 40), min(255, s0 + 40)
+        if s0 < 40:     # a grey table: its hue means nothing
+            chroma = cv2.inRange(hsv, (0, s_lo, 0), (180, s_hi, 255))
+        else:
+            lo, hi = (h0 - 12) % 180, (h0 + 12) % 180
+            if lo < hi:
+                chroma = cv2.inRange(hsv, (lo, s_lo, 0), (hi, s_hi, 255))
+            else:
+                chroma = cv2.inRange(hsv, (0, s_lo, 0), (hi, s_hi, 255)) | cv2.inRange(hsv, (lo, s_lo, 0), (180, s_hi, 255))
+        is_table &= chroma > 0
         out = np.zeros(view.shape[:2], np.uint8)
         out[cv2.inRange(hsv, (0, 0, 45), (180, 54, 255)) > 0] = GREY
         for label, lo, hi in ((YELLOW, 18, 38), (GREEN, 40, 90), (BLUE, 95, 135), (RED, 0, 7), (RED, 165, 180)):
             out[cv2.inRange(hsv, (lo, 85, 40), (hi, 255, 255)) > 0] = label
         out[cv2.inRange(hsv, (8, 150, 60), (17, 255, 255)) > 0] = ORANGE
         out[is_table] = TABLE
-        return out, np.ascontiguousarray(hsv[..., 2])
+        return out, np.ascontiguousarray(value)
 
     def padded(self, img: np.ndarray) -> np.ndarray:
         """The image with an UNKNOWN border, flattened: samples past the edge need no clipping."""
         p = self.pad
         return cv2.copyMakeBorder(img, p, p, p, p, cv2.BORDER_CONSTANT, value=UNKNOWN).ravel()
 
-    def classify(self, view: np.ndarray, pts_mm: np.ndarray, table: tuple[np.ndarray, np.ndarray]
+    def classify(self, view: np.ndarray, pts_mm: np.ndarray, table: tuple[np.ndarray, float, float]
                  ) -> tuple[np.ndarray, np.ndarray]:
         """Labels and HSV value at table-mm points of any shape (..., 2), for one-off questions."""
         lab, v = self.labels(view, table)
@@ -269,14 +282,14 @@ class CupReader:
         k = int(np.argmax(ring))
         return float(cand[k, 0]), float(cand[k, 1]), float(ring[k]), float(cen[k])
 
-    def ball_fraction(self, labels: np.ndarray, value: np.ndarray, x: float, y: float) -> float:
-        """How much of the cup's inside shows a ball (white: much brighter than the inside; or
-        orange)."""
-        c = np.array([[x, y]])
-        lab, v = self._gather(labels, c, self.inside_off)[0], self._gather(value, c, self.inside_off)[0].astype(float)
-        ref = np.percentile(v, 25)
+    def ball_fractions(self, labels: np.ndarray, value: np.ndarray, centres: np.ndarray) -> np.ndarray:
+        """How much of each cup's inside shows a ball: white (much brighter than the rest of the
+        inside) or orange."""
+        lab = self._gather(labels, centres, self.inside_off)
+        v = self._gather(value, centres, self.inside_off).astype(np.float32)
+        ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
         white = (lab == GREY) & (v >= 1.22 * ref + 8)
-        return float(((lab == ORANGE) | white).mean())
+        return ((lab == ORANGE) | white).mean(axis=1)
 
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,
                   step: float = 8.0) -> tuple[float, float, float] | None:
@@ -300,9 +313,10 @@ class CupReader:
         return float((lab != UNKNOWN).mean())
 
     def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
-             turned: bool = True) -> Reading:
+             turned: bool = True, search_all: bool = True) -> Reading:
         """Every cup in the frame. ``hints`` (slot name → where its cup was last seen) makes the
-        common case cheap: a cup found where it was costs nine candidates, not a search."""
+        common case cheap: a cup found where it was costs nine candidates, not a search; with
+        ``search_all`` False, slots without a hint are not searched at all."""
         t0 = time.perf_counter()
         if frame.shape[1] != self.cal.image_size[0] or frame.shape[0] != self.cal.image_size[1]:
             raise ValueError(f"frame is {frame.shape[1]}×{frame.shape[0]}, calibrated for "
@@ -317,11 +331,14 @@ class CupReader:
         best = np.zeros((len(slots), 3))     # x, y, ring score
         best[:, :2] = start
         todo = np.arange(len(slots))
-        if hints:
-            todo = np.array([k for k, s in enumerate(slots) if s.name in hints], np.int64)
-            self._search(labels, want, best, todo, self._near_grid)
+        if hints is not None:
+            hinted = np.array([k for k, s in enumerate(slots) if s.name in hints], np.int64)
+            self._search(labels, want, best, hinted, self._near_grid)
             todo = np.nonzero(best[:, 2] < RING_SCORE)[0]
-            best[todo, :2] = [(slots[k].x, slots[k].y) for k in todo]
+            if not search_all:
+                todo = np.intersect1d(todo, hinted)
+            for k in todo:
+                best[k, :2] = (slots[k].x, slots[k].y)
         if len(todo):
             self._search(labels, want, best, todo, self._wide_grid)
             fine = todo[best[todo, 2] >= RING_SCORE]
@@ -332,10 +349,12 @@ class CupReader:
         found.sort(key=lambda c: -c.score)
         kept: list[CupSeen] = []
         for c in found:
-            if all(o.cup != c.cup or np.hypot(o.x - c.x, o.y - c.y) > 0.8 * self.layout.rim_d for o in kept):
+            if all(o.cup != c.cup or math.hypot(o.x - c.x, o.y - c.y) > 0.8 * self.layout.rim_d for o in kept):
                 kept.append(c)
-        for c in kept:
-            c.ball = self.ball_fraction(labels, value, c.x, c.y)
+        if kept:
+            fractions = self.ball_fractions(labels, value, np.array([[c.x, c.y] for c in kept]))
+            for c, f in zip(kept, fractions, strict=True):
+                c.ball = float(f)
         reading = Reading(kept)
         if turned:
             reading.upside_down = self.find_turned(labels, kept)

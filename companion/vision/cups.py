@@ -28,6 +28,7 @@ UNKNOWN, BLUE, RED, GREEN, YELLOW, GREY, TABLE, ORANGE = range(8)
 LABEL = {"blue": BLUE, "red": RED, "green": GREEN, "yellow": YELLOW, "silver": GREY}
 
 RING_SCORE = 0.55      # fraction of the rim's samples in the cup's colour: an upright cup
+SILVER_RING = 0.85     # silver's grey is also the pale inside of every cup: stricter
 TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
 BALL_FRACTION = 0.22   # fraction of a cup's inside showing a ball
 
@@ -117,6 +118,7 @@ class CupReader:
             self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near))
         self._table_points()
         self._slot_labels = np.array([LABEL[s.cup] for s in cal.slots], np.uint8)
+        self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
         self._near_grid = _grid(4.0, 4.0)
         self._wide_grid = _grid(40.0, 8.0)
         self._fine_grid = _grid(4.0, 2.0)
@@ -227,7 +229,7 @@ class CupReader:
         out = np.zeros(view.shape[:2], np.uint8)
         out[cv2.inRange(hsv, (0, 0, 45), (180, 54, 255)) > 0] = GREY
         for label, lo, hi in ((YELLOW, 18, 38), (GREEN, 40, 90), (BLUE, 95, 135), (RED, 0, 7), (RED, 165, 180)):
-            out[cv2.inRange(hsv, (lo, 85, 40), (hi, 255, 255)) > 0] = label
+            out[cv2.inRange(hsv, (lo, 100, 40), (hi, 255, 255)) > 0] = label
         out[cv2.inRange(hsv, (8, 150, 60), (17, 255, 255)) > 0] = ORANGE
         out[is_table] = TABLE
         return out, np.ascontiguousarray(value)
@@ -334,17 +336,17 @@ class CupReader:
         if hints is not None:
             hinted = np.array([k for k, s in enumerate(slots) if s.name in hints], np.int64)
             self._search(labels, want, best, hinted, self._near_grid)
-            todo = np.nonzero(best[:, 2] < RING_SCORE)[0]
+            todo = np.nonzero(best[:, 2] < self._need)[0]
             if not search_all:
                 todo = np.intersect1d(todo, hinted)
             for k in todo:
                 best[k, :2] = (slots[k].x, slots[k].y)
         if len(todo):
             self._search(labels, want, best, todo, self._wide_grid)
-            fine = todo[best[todo, 2] >= RING_SCORE]
+            fine = todo[best[todo, 2] >= self._need[todo]]
             self._search(labels, want, best, fine, self._fine_grid)
         found = [CupSeen(s.side, s.cup, float(best[k, 0]), float(best[k, 1]), [], float(best[k, 2]), s.name)
-                 for k, s in enumerate(slots) if best[k, 2] >= RING_SCORE]
+                 for k, s in enumerate(slots) if best[k, 2] >= self._need[k]]
         # one cup seen from two slots' searches (a knocked cup) counts once
         found.sort(key=lambda c: -c.score)
         kept: list[CupSeen] = []

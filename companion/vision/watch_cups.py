@@ -126,17 +126,19 @@ class CupWatch:
         for k in [k for k in self.tracked if id(k) not in seen_now]:
             if k.cup == "silver":     # never removed (E11); hidden or turned for the tally
                 continue
-            if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0) is not None:
-                self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
-                self.tracked.remove(k)
-                continue
-            if self.reader.clean(labels, k.x, k.y) < 0.9:   # something over it: wait
+            # something over its place, or over a neighbour (an arm, a player leaning): wait
+            blocked = any(id(o) not in seen_now and o is not k and o.cup != "silver"
+                          and np.hypot(o.x - k.x, o.y - k.y) < 1.6 * self.cal.layout.pitch for o in self.tracked)
+            if blocked or self.reader.clean(labels, k.x, k.y) < 0.9:
                 k.clean_since, k.clean_frames = None, 0
                 continue
             k.clean_since = t if k.clean_since is None else k.clean_since
             k.clean_frames += 1
             if t - k.clean_since >= self.gone_s and k.clean_frames >= 3:
                 self.tracked.remove(k)
+                if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0) is not None:
+                    self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
+                    continue
                 if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
                     self.log.append({"t": t, "slot": k.slot, "what": "cup taken out after its ball was proposed"})
                     continue

@@ -30,7 +30,7 @@ LABEL = {"blue": BLUE, "red": RED, "green": GREEN, "yellow": YELLOW, "silver": G
 RING_SCORE = 0.55      # fraction of the rim's samples in the cup's colour: an upright cup
 SILVER_RING = 0.85     # silver's grey is also the pale inside of every cup: stricter
 TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
-BALL_FRACTION = 0.22   # fraction of a cup's inside showing a ball
+BALL_FRACTION = 0.12   # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
 
 
 def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
@@ -232,6 +232,7 @@ class CupReader:
             out[cv2.inRange(hsv, (lo, 100, 40), (hi, 255, 255)) > 0] = label
         out[cv2.inRange(hsv, (8, 150, 60), (17, 255, 255)) > 0] = ORANGE
         out[is_table] = TABLE
+        self.last_sat = self.padded(np.ascontiguousarray(hsv[..., 1]))
         return out, np.ascontiguousarray(value)
 
     def padded(self, img: np.ndarray) -> np.ndarray:
@@ -263,8 +264,11 @@ class CupReader:
         cand = best[which, None, :2] + grid[None]                 # (S, G, 2)
         flat = cand.reshape(-1, 2)
         lab = self._gather(labels, flat, self.ring_off)
-        hit = lab == np.repeat(want[which], len(grid))[:, None]
-        ring = _ring_score(hit).reshape(len(which), len(grid))
+        colour = np.repeat(want[which], len(grid))[:, None]
+        ring = _ring_score(lab == colour)
+        # an upright cup shows its pale inside; all one colour is a turned cup, a sleeve, a die
+        centre = (self._gather(labels, flat, self.centre_off) == colour).mean(axis=1)
+        ring = np.where((centre < 0.7) | (colour[:, 0] == GREY), ring, 0.0).reshape(len(which), len(grid))
         k = ring.argmax(axis=1)
         pick = ring[np.arange(len(which)), k]
         better = pick >= best[which, 2]
@@ -289,8 +293,10 @@ class CupReader:
         inside) or orange."""
         lab = self._gather(labels, centres, self.inside_off)
         v = self._gather(value, centres, self.inside_off).astype(np.float32)
+        s = self._gather(self.last_sat, centres, self.inside_off)
         ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
-        white = (lab == GREY) & (v >= 1.22 * ref + 8)
+        # white: no tint at all (the inside and its water carry the cup's tint) and brighter
+        white = (s < 30) & (v >= 1.22 * ref + 8)
         return ((lab == ORANGE) | white).mean(axis=1)
 
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,

@@ -322,7 +322,7 @@ class Renderer:
         _poly(img, inner, pale)
         zw = H * 0.4
         water = cam.project(_circle(cup.x, cup.y, rb + (rr - rb) * 0.4 - 1.0, zw))
-        self._clip_poly(img, water, inner, pale * np.array([1.0, 0.93, 0.85]))
+        self._clip_poly(img, water, inner, pale * 0.86)   # water: the inside's tint, a little darker
 
     def _clip_poly(self, img: np.ndarray, pts: np.ndarray, clip: np.ndarray, colour) -> None:
         x, y, w, h = cv2.boundingRect(np.vstack([pts, clip]).astype(np.float32))

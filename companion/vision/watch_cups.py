@@ -113,16 +113,22 @@ class CupWatch:
             hit = next((c for c in free if c.slot == k.slot), None)
             if hit is None:
                 near = [c for c in free if c.side == k.side and c.cup == k.cup
-                        and np.hypot(c.x - k.x, c.y - k.y) < 60]
+                        and np.hypot(c.x - k.x, c.y - k.y) < 45]
                 hit = min(near, key=lambda c: np.hypot(c.x - k.x, c.y - k.y)) if near else None
+            if hit is not None and np.hypot(hit.x - k.x, hit.y - k.y) > 45:
+                hit = None      # a cup does not jump: that is something else of its colour
             if hit is not None:
                 free.remove(hit)
                 matched.append((k, hit))
         seen_now = {id(k) for k, _ in matched}
         for k, c in matched:
-            k.x, k.y, k.seen_at = c.x, c.y, t
+            if c.score >= 0.8:      # only a clear rim moves a cup (knocked); a weak one only says "still there"
+                k.x, k.y = c.x, c.y
+            k.seen_at = t
             k.clean_since, k.clean_frames = None, 0
-            out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
+            # a ball counts only in a cup seen whole (no hand or arm over its rim)
+            if c.score >= 0.85:
+                out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
         for k in [k for k in self.tracked if id(k) not in seen_now]:
             if k.cup == "silver":     # never removed (E11); hidden or turned for the tally
                 continue

@@ -341,9 +341,94 @@ def overlay(frame: np.ndarray, cal: Calibration) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
+# the printable sheet
+DPI = 300
+
+
+def sheet_pages() -> list[np.ndarray]:
+    """Two A4 pages at 300 dpi, two markers each: the 80 mm black marker on a white margin, its id,
+    its corner of the table, which way it faces, and an 80 mm line to check the printer's scale."""
+    mm = DPI / 25.4
+    w, h = int(round(210 * mm)), int(round(297 * mm))
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    side = int(round(MARKER_MM * mm))
+    pages = []
+    for first in (0, 2):
+        page = np.full((h, w), 255, np.uint8)
+        for k, i in enumerate((first, first + 1)):
+            cy = int(round((74 + 148 * k) * mm))
+            x0, y0 = (w - side) // 2, cy - side // 2
+            page[y0:y0 + side, x0:x0 + side] = cv2.aruco.generateImageMarker(dictionary, i, side)
+            # cut line 15 mm around the marker (the white margin)
+            m = int(round(15 * mm))
+            cv2.rectangle(page, (x0 - m, y0 - m), (x0 + side + m, y0 + side + m), 190, 2)
+            text = f"marker {i}: {MARKER_NAMES[i]} corner of the table"
+            cv2.putText(page, text, (x0 - m, y0 - m - 40), cv2.FONT_HERSHEY_SIMPLEX, 1.6, 0, 3, cv2.LINE_AA)
+            cv2.putText(page, "this edge towards the back of the table (away from the players)",
+                        (x0 - m, y0 - m - 100), cv2.FONT_HERSHEY_SIMPLEX, 1.1, 80, 2, cv2.LINE_AA)
+            ly = y0 + side + m + 70
+            cv2.line(page, (x0, ly), (x0 + side, ly), 0, 4)
+            cv2.putText(page, "80 mm: measure this line; print at 100 % (no fit to page)", (x0 - m, ly + 60),
+                        cv2.FONT_HERSHEY_SIMPLEX, 1.1, 80, 2, cv2.LINE_AA)
+        pages.append(page)
+    return pages
+
+
+def pdf_bytes(pages: list[np.ndarray], dpi: int = DPI) -> bytes:
+    """A minimal PDF with one grey image per page, each filling an A4-sized page at ``dpi``."""
+    import zlib
+
+    objects: list[bytes] = []
+    kids = []
+    for page in pages:
+        h, w = page.shape
+        pw, ph = w * 72.0 / dpi, h * 72.0 / dpi
+        img_id, content_id, page_id = len(objects) + 3, len(objects) + 4, len(objects) + 5
+        data = zlib.compress(page.tobytes(), 9)
+        objects.append(b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+                       b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % (w, h, len(data))
+                       + data + b"\nendstream")
+        content = b"q %.2f 0 0 %.2f 0 0 cm /Im0 Do Q" % (pw, ph)
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Contents %d 0 R "
+                       b"/Resources << /XObject << /Im0 %d 0 R >> >> >>" % (pw, ph, content_id, img_id))
+        kids.append(page_id)
+    head = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % k for k in kids) + b"] /Count %d >>" % len(kids)]
+    allobj = head + objects
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(allobj, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(allobj) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(allobj) + 1, xref)
+    return bytes(out)
+
+
+def write_sheet(folder: str | Path) -> list[Path]:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = sheet_pages()
+    written = []
+    for n, page in enumerate(pages, start=1):
+        path = folder / f"markers-page{n}.png"
+        cv2.imwrite(str(path), page, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+        written.append(path)
+    pdf = folder / "markers.pdf"
+    pdf.write_bytes(pdf_bytes(pages))
+    written.append(pdf)
+    return written
+
+
+# --------------------------------------------------------------------------------------------
 # command: companion calibrate table
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("image", help="one camera frame showing the four table markers (PNG/JPEG)")
+    parser.add_argument("image", nargs="?", help="one camera frame showing the four table markers (PNG/JPEG)")
+    parser.add_argument("--sheet", metavar="DIR", help="write the printable marker sheet (PNG pages + PDF) to DIR")
     parser.add_argument("--out", help="calibration file to write (default: calibration.table of "
                         "companion.toml, else <data dir>/table.json)")
     parser.add_argument("--overlay", help="overlay image to write (default: beside --out, -overlay.png)")
@@ -361,8 +446,16 @@ def run(args: argparse.Namespace) -> int:
     except config_mod.ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.sheet:
+        for path in write_sheet(args.sheet):
+            print(f"wrote {path}")
+        if not args.image:
+            return 0
+    if not args.image:
+        print("error: give a camera frame (IMAGE) or --sheet DIR", file=sys.stderr)
+        return 2
     out = Path(args.out or cfg["calibration"]["table"] or config_mod.data_path(cfg, "table.json"))
-    frame = cv2.imread(args.image, cv2.IMREAD_COLOR)
+    frame = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
     if frame is None:
         print(f"error: cannot read image {args.image}", file=sys.stderr)
         return 2

@@ -263,7 +263,7 @@ def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | No
     # the markers must go round the table the right way: 0 → 1 → 2 → 3 (a mirrored or swapped
     # placement turns the quadrilateral the other way, or crosses it)
     quad = np.array([centres[i] for i in range(4)])
-    turns = [np.cross(quad[(k + 1) % 4] - quad[k], quad[(k + 2) % 4] - quad[(k + 1) % 4]) for k in range(4)]
+    turns = [_cross(quad[(k + 1) % 4] - quad[k], quad[(k + 2) % 4] - quad[(k + 1) % 4]) for k in range(4)]
     if not all(t < 0 for t in turns):
         raise CalibrationError("BAD_MARKERS", "markers are not in order round the table: lay 0 near left, "
                                "1 near right, 2 far right, 3 far left, seen from where the players throw")
@@ -294,6 +294,10 @@ def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | No
                       float(np.mean(sides)), layout, err_mm, layout.slots())
     cal.ms = (time.perf_counter() - t0) * 1000
     return cal
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a[0] * b[1] - a[1] * b[0])
 
 
 def _error_mm(H: np.ndarray, obj: np.ndarray, img: np.ndarray) -> float:

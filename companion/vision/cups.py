@@ -300,18 +300,12 @@ class CupReader:
         return ((lab == ORANGE) | white).mean(axis=1)
 
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,
-                  step: float = 8.0) -> tuple[float, float, float] | None:
-        """A cup of this colour standing upside down near ``around``: (x, y, score) or None."""
-        label = LABEL[cup]
-        g = np.arange(-radius, radius + 0.1, step)
-        gx, gy = np.meshgrid(g, g)
-        cand = np.column_stack([gx.ravel() + around[0], gy.ravel() + around[1]])
-        ring, cen = self.score(labels, cand, label)
-        ok = (cen >= TURNED_CENTRE) & (ring < 0.35)
-        if not ok.any():
-            return None
-        k = int(np.argmax(np.where(ok, cen, -1)))
-        return float(cand[k, 0]), float(cand[k, 1]), float(cen[k])
+                  upright: list[tuple[float, float]] | None = None) -> tuple[float, float, float] | None:
+        """A cup of this colour standing upside down within ``radius`` of ``around``, not the wall
+        of one of the ``upright`` cups: (x, y, score) or None."""
+        seen = [CupSeen("", "", x, y, [], 1.0) for x, y in (upright or [])]
+        found = self.find_turned(labels, seen, cups=(cup,), window=(around[0], around[1], radius))
+        return (found[0].x, found[0].y, found[0].score) if found else None
 
     def clean(self, labels: np.ndarray, x: float, y: float) -> float:
         """Fraction of a place's rim samples that are explained (table, a cup colour, a pale
@@ -371,16 +365,22 @@ class CupReader:
         self.last_view, self.last_labels, self.last_values = view, labels, value
         return reading
 
-    def find_turned(self, labels: np.ndarray, upright: list[CupSeen]) -> list[CupSeen]:
-        """Cups upside down anywhere in the sides' cup areas (the silver tally)."""
+    def find_turned(self, labels: np.ndarray, upright: list[CupSeen], cups: tuple[str, ...] = CUPS,
+                    window: tuple[float, float, float] | None = None) -> list[CupSeen]:
+        """Cups upside down anywhere in the sides' cup areas (the silver tally), or only within
+        ``window`` (x, y, radius)."""
         L = self.layout
-        xs = np.arange(self.x0 + L.rim_d / 2, self.x0 + self.vw * MM_PER_PX - L.rim_d / 2, 8.0)
-        ys = np.arange(self.y0 + L.rim_d / 2, self.y0 + self.vh * MM_PER_PX - L.rim_d / 2, 8.0)
+        if window is None:
+            xs = np.arange(self.x0 + L.rim_d / 2, self.x0 + self.vw * MM_PER_PX - L.rim_d / 2, 8.0)
+            ys = np.arange(self.y0 + L.rim_d / 2, self.y0 + self.vh * MM_PER_PX - L.rim_d / 2, 8.0)
+        else:
+            xs = np.arange(-window[2], window[2] + 0.1, 8.0) + window[0]
+            ys = np.arange(-window[2], window[2] + 0.1, 8.0) + window[1]
         gx, gy = np.meshgrid(xs, ys)
         cand = np.column_stack([gx.ravel(), gy.ravel()])
         cen_lab = self._gather(labels, cand, self.centre_off)
         out: list[CupSeen] = []
-        for cup in CUPS:
+        for cup in cups:
             label = LABEL[cup]
             cs = (cen_lab == label).mean(axis=1)
             idx = np.nonzero(cs >= TURNED_CENTRE)[0]

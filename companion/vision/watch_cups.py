@@ -142,7 +142,8 @@ class CupWatch:
             k.clean_frames += 1
             if t - k.clean_since >= self.gone_s and k.clean_frames >= 3:
                 self.tracked.remove(k)
-                if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0) is not None:
+                others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now]
+                if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None:
                     self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
                     continue
                 if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:

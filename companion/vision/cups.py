@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import cv2
@@ -27,10 +28,10 @@ MM_PER_PX = 2.0
 UNKNOWN, BLUE, RED, GREEN, YELLOW, GREY, TABLE, ORANGE = range(8)
 LABEL = {"blue": BLUE, "red": RED, "green": GREEN, "yellow": YELLOW, "silver": GREY}
 
-RING_SCORE = 0.55      # fraction of the rim's samples in the cup's colour: an upright cup
+RING_SCORE = 0.7       # fraction of the rim's samples in the cup's colour: an upright cup
 SILVER_RING = 0.85     # silver's grey is also the pale inside of every cup: stricter
 TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
-BALL_FRACTION = 0.12   # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
+BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
 
 
 def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
@@ -40,6 +41,13 @@ def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
         a = np.linspace(0, 2 * np.pi, k, endpoint=False) + (0.13 if r else 0)
         pts.append(np.column_stack([r * np.cos(a), r * np.sin(a)]))
     return np.vstack(pts)
+
+
+def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance from point p to each segment a[i]–b[i]."""
+    ab = b - a
+    t = np.clip(((p - a) * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-9), 0, 1)
+    return np.hypot(*(a + ab * t[:, None] - p).T)
 
 
 def _grid(radius: float, step: float) -> np.ndarray:
@@ -112,10 +120,11 @@ class CupReader:
         self.centre = _ring((0.0, 8.0, L.base_d / 2 - 6.0), 8)   # a turned cup's top (dice are smaller)
         self.inside = _ring((0.0, 8.0, 15.0, rr - 9.0), 14)
         self.near = _ring((rr + 12.0,), 24)
+        self.outer = _ring((rr + 1.0,), 24)    # just past a lip; well past a turned cup's top
         self.pad = int(np.ceil((rr + 16.0) / MM_PER_PX)) + 2
         self.stride = self.vw + 2 * self.pad
-        self.ring_off, self.centre_off, self.inside_off, self.near_off = (
-            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near))
+        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off = (
+            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer))
         self._table_points()
         self._slot_labels = np.array([LABEL[s.cup] for s in cal.slots], np.uint8)
         self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
@@ -228,9 +237,9 @@ class CupReader:
         is_table &= chroma > 0
         out = np.zeros(view.shape[:2], np.uint8)
         out[cv2.inRange(hsv, (0, 0, 45), (180, 54, 255)) > 0] = GREY
-        for label, lo, hi in ((YELLOW, 18, 38), (GREEN, 40, 90), (BLUE, 95, 135), (RED, 0, 7), (RED, 165, 180)):
+        for label, lo, hi in ((YELLOW, 18, 38), (GREEN, 40, 90), (BLUE, 95, 135), (RED, 0, 9), (RED, 165, 180)):
             out[cv2.inRange(hsv, (lo, 100, 40), (hi, 255, 255)) > 0] = label
-        out[cv2.inRange(hsv, (8, 150, 60), (17, 255, 255)) > 0] = ORANGE
+        out[cv2.inRange(hsv, (11, 150, 60), (19, 255, 255)) > 0] = ORANGE
         out[is_table] = TABLE
         self.last_sat = self.padded(np.ascontiguousarray(hsv[..., 1]))
         return out, np.ascontiguousarray(value)
@@ -296,7 +305,7 @@ class CupReader:
         s = self._gather(self.last_sat, centres, self.inside_off)
         ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
         # white: no tint at all (the inside and its water carry the cup's tint) and brighter
-        white = (s < 30) & (v >= 1.22 * ref + 8)
+        white = (s < 30) & (v >= 1.3 * ref + 5)
         return ((lab == ORANGE) | white).mean(axis=1)
 
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,
@@ -358,6 +367,7 @@ class CupReader:
             for c, f in zip(kept, fractions, strict=True):
                 c.ball = float(f)
         reading = Reading(kept)
+        self._value = value
         if turned:
             reading.upside_down = self.find_turned(labels, kept)
         self._centres(reading.cups + reading.upside_down)
@@ -389,25 +399,37 @@ class CupReader:
             # a turned cup has no lip: the half of the ring away from the camera (which its own
             # wall cannot cover) is not its colour
             far = self._far_half(cand[idx])
-            ring_hit = (self._gather(labels, cand[idx], self.ring_off) == label).reshape(len(idx), 3, -1).any(axis=1)
+            ring_hit = self._gather(labels, cand[idx], self.outer_off) == label
             rs = (ring_hit & far).sum(axis=1) / np.maximum(far.sum(axis=1), 1)
             if label == GREY:   # a pale inside is grey too: a turned silver cup has no lip around it
-                near_hit = self._gather(labels, cand[idx], self.near_off) == GREY
-                rs = np.maximum(rs, (near_hit & far).sum(axis=1) / np.maximum(far.sum(axis=1), 1))
+                near = self._gather(labels, cand[idx], self.near_off)
+                rs = np.maximum(rs, ((near == GREY) & far).sum(axis=1) / np.maximum(far.sum(axis=1), 1))
+                # and grey is also a pale table in uneven light: the top must stand out from
+                # the bare table around it
+                table_round = ((near == TABLE) & far).sum(axis=1) / np.maximum(far.sum(axis=1), 1)
+                v_top = self._gather(self._value, cand[idx], self.centre_off).mean(axis=1)
+                v_round = self._gather(self._value, cand[idx], self.near_off).astype(np.float64)
+                v_round = np.where(near == TABLE, v_round, np.nan)
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    contrast = np.abs(v_top - np.nanmean(v_round, axis=1)) / np.maximum(v_top, 1)
+                rs = np.where((table_round >= 0.5) & (np.nan_to_num(contrast) > 0.2), rs, 1.0)
             ok = idx[rs < 0.3]
             order = ok[np.argsort(-cs[ok], kind="stable")]
-            # not the wall of an upright cup: seen on the rims' plane, it runs from the rim
-            # towards where the cup's base appears
+            # not the wall of an upright cup of that colour: seen on the rims' plane, it runs
+            # from the rim towards where the cup's base appears
+            same = [o for o in upright if o.cup in ("", cup)]
+            rims = np.array([[o.x, o.y] for o in same]).reshape(-1, 2)
+            bases = self.base_seen(rims) if len(rims) else rims
             taken = np.array([[o.x, o.y] for o in upright + out]).reshape(-1, 2)
-            bases = self.base_seen(taken) if len(taken) else taken
             for k in order[:400]:
                 x, y = cand[k]
-                if len(taken) and ((np.hypot(taken[:, 0] - x, taken[:, 1] - y) < 0.9 * L.rim_d).any()
-                                   or (np.hypot(bases[:, 0] - x, bases[:, 1] - y) < 0.75 * L.rim_d).any()):
+                if len(taken) and (np.hypot(taken[:, 0] - x, taken[:, 1] - y) < 0.9 * L.rim_d).any():
+                    continue
+                if len(rims) and (_segment_distance(np.array([x, y]), rims, bases) < 0.35 * L.rim_d).any():
                     continue
                 out.append(CupSeen(L.side_of(x), cup, float(x), float(y), [], float(cs[k])))
                 taken = np.vstack([taken, [[x, y]]])
-                bases = np.vstack([bases, [[x, y]]])
         return out
 
     def _far_half(self, centres: np.ndarray) -> np.ndarray:

@@ -142,7 +142,7 @@ class CupWatch:
             k.clean_frames += 1
             if t - k.clean_since >= self.gone_s and k.clean_frames >= 3:
                 self.tracked.remove(k)
-                others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now]
+                others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now and o.cup == k.cup]
                 if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None:
                     self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
                     continue

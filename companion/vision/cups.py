@@ -130,7 +130,8 @@ class CupReader:
         self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
         self._near_grid = _grid(4.0, 4.0)
         self._wide_grid = _grid(40.0, 8.0)
-        self._fine_grid = _grid(4.0, 2.0)
+        self._mid_grid = _grid(6.0, 3.0)
+        self._fine_grid = _grid(2.0, 1.0)
 
     def _offsets(self, pts_mm: np.ndarray) -> np.ndarray:
         """Sample offsets (mm) → offsets in the flattened, padded view."""
@@ -352,7 +353,9 @@ class CupReader:
                 best[k, :2] = (slots[k].x, slots[k].y)
         if len(todo):
             self._search(labels, want, best, todo, self._wide_grid)
-            fine = todo[best[todo, 2] >= self._need[todo]]
+            # the coarse grid may sit a few mm off a rim: refine every fair candidate first
+            fine = todo[best[todo, 2] >= 0.6 * self._need[todo]]
+            self._search(labels, want, best, fine, self._mid_grid)
             self._search(labels, want, best, fine, self._fine_grid)
         found = [CupSeen(s.side, s.cup, float(best[k, 0]), float(best[k, 1]), [], float(best[k, 2]), s.name)
                  for k, s in enumerate(slots) if best[k, 2] >= self._need[k]]

@@ -131,6 +131,7 @@ class CupReader:
         self._near_grid = _grid(4.0, 4.0)
         self._wide_grid = _grid(40.0, 8.0)
         self._mid_grid = _grid(6.0, 3.0)
+        self._silver_grid = _grid(12.0, 4.0)
         self._fine_grid = _grid(2.0, 1.0)
 
     def _offsets(self, pts_mm: np.ndarray) -> np.ndarray:
@@ -279,7 +280,8 @@ class CupReader:
         # an upright cup shows its pale inside; all one colour is a turned cup, a sleeve, a die
         centre = (self._gather(labels, flat, self.centre_off) == colour).mean(axis=1)
         ring = np.where((centre < 0.7) | (colour[:, 0] == GREY), ring, 0.0).reshape(len(which), len(grid))
-        k = ring.argmax(axis=1)
+        # ties (a silver cup is grey all over: lip, wall and inside) go to the nearest candidate
+        k = (ring - 1e-4 * np.hypot(grid[:, 0], grid[:, 1])[None, :]).argmax(axis=1)
         pick = ring[np.arange(len(which)), k]
         better = pick >= best[which, 2]
         rows = which[better]
@@ -352,9 +354,13 @@ class CupReader:
             for k in todo:
                 best[k, :2] = (slots[k].x, slots[k].y)
         if len(todo):
+            silver = todo[want[todo] == GREY]     # a silver cup stays where it stands
+            self._search(labels, want, best, silver, self._silver_grid)
+            todo = todo[want[todo] != GREY]
             self._search(labels, want, best, todo, self._wide_grid)
             # the coarse grid may sit a few mm off a rim: refine every fair candidate first
             fine = todo[best[todo, 2] >= 0.6 * self._need[todo]]
+            fine = np.concatenate([fine, silver])
             self._search(labels, want, best, fine, self._mid_grid)
             self._search(labels, want, best, fine, self._fine_grid)
         found = [CupSeen(s.side, s.cup, float(best[k, 0]), float(best[k, 1]), [], float(best[k, 2]), s.name)

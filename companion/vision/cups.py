@@ -121,10 +121,11 @@ class CupReader:
         self.inside = _ring((0.0, 8.0, 15.0, rr - 9.0), 14)
         self.near = _ring((rr + 12.0,), 24)
         self.outer = _ring((rr + 1.0,), 24)    # just past a lip; well past a turned cup's top
+        self.inner = _ring((rr - 8.0,), 24)    # just inside a lip: an upright cup's pale inside
         self.pad = int(np.ceil((rr + 16.0) / MM_PER_PX)) + 2
         self.stride = self.vw + 2 * self.pad
-        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off = (
-            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer))
+        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off = (
+            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner))
         self._table_points()
         self._slot_labels = np.array([LABEL[s.cup] for s in cal.slots], np.uint8)
         self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
@@ -276,7 +277,10 @@ class CupReader:
         flat = cand.reshape(-1, 2)
         lab = self._gather(labels, flat, self.ring_off)
         colour = np.repeat(want[which], len(grid))[:, None]
-        ring = _ring_score(lab == colour)
+        lip = (lab == colour).reshape(len(flat), 3, -1).any(axis=1)
+        # a lip has the pale inside just within it (the wall of a cup seen through a gap has not)
+        inside = self._gather(labels, flat, self.inner_off) == colour
+        ring = np.where(colour[:, 0] == GREY, lip.mean(axis=1), (lip & ~inside).mean(axis=1))
         # an upright cup shows its pale inside; all one colour is a turned cup, a sleeve, a die
         centre = (self._gather(labels, flat, self.centre_off) == colour).mean(axis=1)
         ring = np.where((centre < 0.7) | (colour[:, 0] == GREY), ring, 0.0).reshape(len(which), len(grid))

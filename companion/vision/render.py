@@ -587,10 +587,15 @@ def game_sequence(seed: int, fps: float = 15.0, look: Look | None = None, layout
             for i in range(k):
                 a = math.sin(math.pi * (i + 0.5) / k)
                 if i == k // 2:
-                    ang = rng.uniform(0, 2 * math.pi)
-                    d = rng.uniform(15, 35)
-                    moved = replace(target, x=target.x + d * math.cos(ang), y=target.y + d * math.sin(ang))
-                    cups[cups.index(target)] = moved
+                    # a knocked cup slides where there is room: cups do not go through each other
+                    for _ in range(20):
+                        ang = rng.uniform(0, 2 * math.pi)
+                        d = rng.uniform(15, 35)
+                        moved = replace(target, x=target.x + d * math.cos(ang), y=target.y + d * math.sin(ang))
+                        if all(math.hypot(c.x - moved.x, c.y - moved.y) > layout.rim_d + 2
+                               for c in cups if c is not target):
+                            cups[cups.index(target)] = moved
+                            break
                 hy = -260 + (target.y - 40 + 260) * a
                 scenes.append(Scene(tuple(cups), dice, (), (Hand(target.x, hy, layout.cup_h + 15 + (1 - a) * 150,
                                                                  80.0, 100.0, skin, from_x=fx),)))

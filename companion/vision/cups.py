@@ -43,11 +43,26 @@ def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
     return np.vstack(pts)
 
 
+def _class_lut() -> np.ndarray:
+    """Class bits (1 grey, 2 yellow, 4 green, 8 blue, 16 red, 32 orange, 64 table) → label, the
+    later in this order winning: grey, yellow, green, blue, red, orange, table."""
+    lut = np.zeros(256, np.uint8)
+    order = [(1, GREY), (2, YELLOW), (4, GREEN), (8, BLUE), (16, RED), (32, ORANGE), (64, TABLE)]
+    for code in range(256):
+        for bit, label in order:
+            if code & bit:
+                lut[code] = label
+    return lut
+
+
 def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distance from point p to each segment a[i]–b[i]."""
     ab = b - a
     t = np.clip(((p - a) * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-9), 0, 1)
     return np.hypot(*(a + ab * t[:, None] - p).T)
+
+
+_CLASS_LUT = _class_lut()
 
 
 def _grid(radius: float, step: float) -> np.ndarray:
@@ -226,24 +241,27 @@ class CupReader:
             self._gx = (self.x0 + np.arange(self.vw, dtype=np.float32) * MM_PER_PX)[None, :]
             self._gy = (self.y0 + np.arange(self.vh, dtype=np.float32) * MM_PER_PX)[:, None]
         vexp = (np.float32(coef[0]) + np.float32(coef[1]) * self._gx + np.float32(coef[2]) * self._gy)
+        tol = np.maximum(np.float32(10), np.float32(0.22) * vexp)
+        lo = np.clip(vexp - tol, 0, 255).astype(np.uint8)
+        hi = np.clip(vexp + tol, 0, 255).astype(np.uint8)
         value = hsv[..., 2]
-        is_table = cv2.absdiff(value.astype(np.float32), vexp) < np.maximum(np.float32(10), np.float32(0.22) * vexp)
+        is_table = cv2.inRange(value, lo, hi)
         s_lo, s_hi = max(0, s0 - 40), min(255, s0 + 40)
         if s0 < 40:     # a grey table: its hue means nothing
             chroma = cv2.inRange(hsv, (0, s_lo, 0), (180, s_hi, 255))
         else:
-            lo, hi = (h0 - 12) % 180, (h0 + 12) % 180
-            if lo < hi:
-                chroma = cv2.inRange(hsv, (lo, s_lo, 0), (hi, s_hi, 255))
+            h_lo, h_hi = (h0 - 12) % 180, (h0 + 12) % 180
+            if h_lo < h_hi:
+                chroma = cv2.inRange(hsv, (h_lo, s_lo, 0), (h_hi, s_hi, 255))
             else:
-                chroma = cv2.inRange(hsv, (0, s_lo, 0), (hi, s_hi, 255)) | cv2.inRange(hsv, (lo, s_lo, 0), (180, s_hi, 255))
-        is_table &= chroma > 0
-        out = np.zeros(view.shape[:2], np.uint8)
-        out[cv2.inRange(hsv, (0, 0, 45), (180, 54, 255)) > 0] = GREY
-        for label, lo, hi in ((YELLOW, 18, 38), (GREEN, 40, 90), (BLUE, 95, 135), (RED, 0, 9), (RED, 165, 180)):
-            out[cv2.inRange(hsv, (lo, 100, 40), (hi, 255, 255)) > 0] = label
-        out[cv2.inRange(hsv, (11, 150, 60), (19, 255, 255)) > 0] = ORANGE
-        out[is_table] = TABLE
+                chroma = cv2.inRange(hsv, (0, s_lo, 0), (h_hi, s_hi, 255)) | cv2.inRange(hsv, (h_lo, s_lo, 0), (180, s_hi, 255))
+        # one bit per class, then a lookup table picks the class by priority (all in OpenCV: fast)
+        bits = cv2.bitwise_and(cv2.bitwise_and(is_table, chroma), 64)
+        bits |= cv2.bitwise_and(cv2.inRange(hsv, (0, 0, 45), (180, 54, 255)), 1)
+        for bit, lo_h, hi_h in ((2, 18, 38), (4, 40, 90), (8, 95, 135), (16, 0, 9), (16, 165, 180)):
+            bits |= cv2.bitwise_and(cv2.inRange(hsv, (lo_h, 100, 40), (hi_h, 255, 255)), bit)
+        bits |= cv2.bitwise_and(cv2.inRange(hsv, (11, 150, 60), (19, 255, 255)), 32)
+        out = cv2.LUT(bits, _CLASS_LUT)
         self.last_sat = self.padded(np.ascontiguousarray(hsv[..., 1]))
         return out, np.ascontiguousarray(value)
 

@@ -142,6 +142,7 @@ class CupReader:
         self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off = (
             self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner))
         self._table_points()
+        self._table_prior: tuple[float, float] | None = None
         self._slot_labels = np.array([LABEL[s.cup] for s in cal.slots], np.uint8)
         self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
         self._near_grid = _grid(4.0, 4.0)
@@ -210,6 +211,18 @@ class CupReader:
         hsv = cv2.cvtColor(bgr[None], cv2.COLOR_BGR2HSV)[0].astype(np.float64)
         s0 = float(np.median(hsv[:, 1]))
         h0 = float(np.median(hsv[:, 0]))
+        if self._table_prior is not None:
+            # a player leaning over the table covers many of these spots: the table's colour
+            # does not change, so it is judged against what it was, and follows it slowly
+            ph, ps = self._table_prior
+            dh = np.abs(((hsv[:, 0] - ph) + 90) % 180 - 90)
+            match = (np.abs(hsv[:, 1] - ps) < 40) & ((dh < 12) | (ps < 40))
+            if match.sum() >= 6:
+                h0 = ph + 0.1 * float(np.median(((hsv[match, 0] - ph) + 90) % 180 - 90))
+                s0 = 0.9 * ps + 0.1 * float(np.median(hsv[match, 1]))
+            else:
+                h0, s0 = ph, ps
+        self._table_prior = (h0 % 180, s0)
         dh = np.abs(((hsv[:, 0] - h0) + 90) % 180 - 90)
         ok = (np.abs(hsv[:, 1] - s0) < 40) & ((dh < 12) | (s0 < 40))
         v = hsv[:, 2]
@@ -322,7 +335,8 @@ class CupReader:
         k = int(np.argmax(ring))
         return float(cand[k, 0]), float(cand[k, 1]), float(ring[k]), float(cen[k])
 
-    def ball_fractions(self, labels: np.ndarray, value: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    def ball_fractions(self, labels: np.ndarray, value: np.ndarray, centres: np.ndarray,
+                       silver: np.ndarray | None = None) -> np.ndarray:
         """How much of each cup's inside shows a ball: white (much brighter than the rest of the
         inside) or orange."""
         lab = self._gather(labels, centres, self.inside_off)
@@ -331,6 +345,11 @@ class CupReader:
         ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
         # white: no tint at all (the inside and its water carry the cup's tint) and brighter
         white = (s < 30) & (v >= 1.3 * ref + 5)
+        if silver is not None and silver.any():
+            # a silver cup's inside is as untinted as a white ball, and a shadow across it makes
+            # half of it "brighter": a ball is brighter than the silver lip too
+            lip = np.median(self._gather(value, centres, self.ring_off).astype(np.float32), axis=1)
+            white &= ~silver[:, None] | (v >= 1.1 * lip[:, None])
         return ((lab == ORANGE) | white).mean(axis=1)
 
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,
@@ -394,7 +413,8 @@ class CupReader:
             if all(o.cup != c.cup or math.hypot(o.x - c.x, o.y - c.y) > 0.8 * self.layout.rim_d for o in kept):
                 kept.append(c)
         if kept:
-            fractions = self.ball_fractions(labels, value, np.array([[c.x, c.y] for c in kept]))
+            fractions = self.ball_fractions(labels, value, np.array([[c.x, c.y] for c in kept]),
+                                            np.array([c.cup == "silver" for c in kept]))
             for c, f in zip(kept, fractions, strict=True):
                 c.ball = float(f)
         reading = Reading(kept)

@@ -126,15 +126,15 @@ class CupWatch:
                 k.x, k.y = c.x, c.y
             k.seen_at = t
             k.clean_since, k.clean_frames = None, 0
-            # a ball counts only in a cup seen whole (no hand or arm over its rim)
-            if c.score >= 0.85:
+            # a ball counts only in a cup seen whole, its neighbours seen too (no hand, arm or
+            # leaning player near it, nor their shadows)
+            if c.score >= 0.85 and not self._neighbour_hidden(k, seen_now):
                 out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
         for k in [k for k in self.tracked if id(k) not in seen_now]:
             if k.cup == "silver":     # never removed (E11); hidden or turned for the tally
                 continue
             # something over its place, or over a neighbour (an arm, a player leaning): wait
-            blocked = any(id(o) not in seen_now and o is not k and o.cup != "silver"
-                          and np.hypot(o.x - k.x, o.y - k.y) < 1.6 * self.cal.layout.pitch for o in self.tracked)
+            blocked = self._neighbour_hidden(k, seen_now)
             if blocked or self.reader.clean(labels, k.x, k.y) < 0.9:
                 k.clean_since, k.clean_frames = None, 0
                 continue
@@ -164,6 +164,11 @@ class CupWatch:
                 if not any(c.slot == slot for c in free):
                     self._newcomers.pop(slot)
         return out
+
+    def _neighbour_hidden(self, k: Tracked, seen_now: set[int]) -> bool:
+        reach = 1.6 * self.cal.layout.pitch
+        return any(id(o) not in seen_now and o is not k and o.cup != "silver"
+                   and np.hypot(o.x - k.x, o.y - k.y) < reach for o in self.tracked)
 
     def _ball(self, k: Tracked, ball: bool, t: float) -> list[Proposed]:
         if ball:

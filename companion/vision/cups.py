@@ -148,7 +148,7 @@ class CupReader:
         self._near_grid = _grid(4.0, 4.0)
         self._wide_grid = _grid(40.0, 8.0)
         self._mid_grid = _grid(6.0, 3.0)
-        self._silver_grid = _grid(12.0, 4.0)
+        self._silver_grid = _grid(36.0, 4.0)
         self._fine_grid = _grid(2.0, 1.0)
 
     def _offsets(self, pts_mm: np.ndarray) -> np.ndarray:

@@ -224,7 +224,8 @@ class CupReader:
                 h0, s0 = ph, ps
         self._table_prior = (h0 % 180, s0)
         dh = np.abs(((hsv[:, 0] - h0) + 90) % 180 - 90)
-        ok = (np.abs(hsv[:, 1] - s0) < 40) & ((dh < 12) | (s0 < 40))
+        hueless = s0 < 40 or float(np.median(hsv[:, 2])) < 70   # grey, or too dark for a hue
+        ok = (np.abs(hsv[:, 1] - s0) < (60 if hueless else 40)) & ((dh < 12) | hueless)
         v = hsv[:, 2]
         coef = np.array([np.median(v), 0.0, 0.0])
         A = self.table_design
@@ -235,7 +236,7 @@ class CupReader:
             coef = np.linalg.solve(Ao.T @ Ao + np.diag([1e-9, 1e-3, 1e-3]), Ao.T @ v[ok])
             resid = np.abs(A @ coef - v)
             ok = ok & (resid < max(6.0, 2.5 * float(np.median(resid[ok]))))
-        return coef, h0, s0
+        return coef, h0, (s0 if not hueless else -s0 - 1.0)   # a negative saturation: ignore the hue
 
     # --- classify the view ----------------------------------------------------------------
     def view(self, frame: np.ndarray) -> np.ndarray:
@@ -259,8 +260,10 @@ class CupReader:
         hi = np.clip(vexp + tol, 0, 255).astype(np.uint8)
         value = hsv[..., 2]
         is_table = cv2.inRange(value, lo, hi)
-        s_lo, s_hi = max(0, s0 - 40), min(255, s0 + 40)
-        if s0 < 40:     # a grey table: its hue means nothing
+        hueless = s0 < 0
+        s0 = -s0 - 1.0 if hueless else s0
+        s_lo, s_hi = max(0, s0 - (60 if hueless else 40)), min(255, s0 + (60 if hueless else 40))
+        if hueless or s0 < 40:     # a grey or a dark table: its hue means nothing
             chroma = cv2.inRange(hsv, (0, s_lo, 0), (180, s_hi, 255))
         else:
             h_lo, h_hi = (h0 - 12) % 180, (h0 + 12) % 180

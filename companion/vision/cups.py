@@ -224,7 +224,7 @@ class CupReader:
                 h0, s0 = ph, ps
         self._table_prior = (h0 % 180, s0)
         dh = np.abs(((hsv[:, 0] - h0) + 90) % 180 - 90)
-        hueless = s0 < 40 or float(np.median(hsv[:, 2])) < 70   # grey, or too dark for a hue
+        hueless = s0 < 40 or float(np.median(hsv[:, 2])) < 50   # grey, or too dark for a hue
         ok = (np.abs(hsv[:, 1] - s0) < (60 if hueless else 40)) & ((dh < 12) | hueless)
         v = hsv[:, 2]
         coef = np.array([np.median(v), 0.0, 0.0])

@@ -62,6 +62,7 @@ class CupWatch:
         self._bad_checks = 0
         self._newcomers: dict[str, int] = {}
         self._frames = 0
+        self._home = {s.name: (s.x, s.y) for s in self.cal.slots}
 
     # -------------------------------------------------------------------------------------
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
@@ -72,7 +73,10 @@ class CupWatch:
                 return []
             self._frames += 1
             # slots without a tracked cup are searched now and then only (a cup put back)
-            reading = self.reader.read(frame, hints={k.slot: (k.x, k.y) for k in self.tracked}, turned=False,
+            # silver cups are looked for round their slot each time: grey all over, a silver
+            # cup's wall and inside look like its rim, and a hint would let it drift
+            hints = {k.slot: (k.x, k.y) if k.cup != "silver" else self._home[k.slot] for k in self.tracked}
+            reading = self.reader.read(frame, hints=hints, turned=False,
                                        search_all=not self._started or self._frames % 8 == 0)
             if not self._started:
                 self.tracked = [Tracked(c.side, c.cup, c.x, c.y, c.slot, t) for c in reading.cups]
@@ -115,26 +119,26 @@ class CupWatch:
                 near = [c for c in free if c.side == k.side and c.cup == k.cup
                         and np.hypot(c.x - k.x, c.y - k.y) < 45]
                 hit = min(near, key=lambda c: np.hypot(c.x - k.x, c.y - k.y)) if near else None
-            if hit is not None and np.hypot(hit.x - k.x, hit.y - k.y) > 45:
+            if hit is not None and k.cup != "silver" and np.hypot(hit.x - k.x, hit.y - k.y) > 45:
                 hit = None      # a cup does not jump: that is something else of its colour
             if hit is not None:
                 free.remove(hit)
                 matched.append((k, hit))
         seen_now = {id(k) for k, _ in matched}
         for k, c in matched:
-            if c.score >= 0.8:      # only a clear rim moves a cup (knocked); a weak one only says "still there"
+            if c.score >= 0.8 or k.cup == "silver":   # only a clear rim moves a cup (knocked)
                 k.x, k.y = c.x, c.y
             k.seen_at = t
             k.clean_since, k.clean_frames = None, 0
             # a ball counts only in a cup seen whole, its neighbours seen too (no hand, arm or
             # leaning player near it, nor their shadows)
-            if c.score >= 0.85 and not self._neighbour_hidden(k, seen_now):
+            if c.score >= 0.85 and not self._neighbour_hidden(k, seen_now, t):
                 out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
         for k in [k for k in self.tracked if id(k) not in seen_now]:
             if k.cup == "silver":     # never removed (E11); hidden or turned for the tally
                 continue
             # something over its place, or over a neighbour (an arm, a player leaning): wait
-            blocked = self._neighbour_hidden(k, seen_now)
+            blocked = self._neighbour_hidden(k, seen_now, t)
             if blocked or self.reader.clean(labels, k.x, k.y) < 0.9:
                 k.clean_since, k.clean_frames = None, 0
                 continue
@@ -165,9 +169,11 @@ class CupWatch:
                     self._newcomers.pop(slot)
         return out
 
-    def _neighbour_hidden(self, k: Tracked, seen_now: set[int]) -> bool:
+    def _neighbour_hidden(self, k: Tracked, seen_now: set[int], t: float) -> bool:
+        """A neighbour just went out of sight: a hand, an arm or a leaning player is likely over
+        this cup too. (One unseen for seconds is a cup gone unconfirmed, not a hand.)"""
         reach = 1.6 * self.cal.layout.pitch
-        return any(id(o) not in seen_now and o is not k and o.cup != "silver"
+        return any(id(o) not in seen_now and o is not k and o.cup != "silver" and t - o.seen_at < 3.0
                    and np.hypot(o.x - k.x, o.y - k.y) < reach for o in self.tracked)
 
     def _ball(self, k: Tracked, ball: bool, t: float) -> list[Proposed]:

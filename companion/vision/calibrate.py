@@ -1,0 +1,486 @@
+"""Table calibration: find the four ArUco markers (DESIGN.md's convention) in one camera frame,
+compute where the table plane is, and store it with the table size, each side's zone and the cup
+slots of the 21 Exact layout. Also ``companion calibrate table``.
+
+Maths: the marker centres (intersection of each marker's diagonals) and corners give the table
+plane's homography (mm → pixels). The cups' rims stand ``cup_h`` above the table, so the tracker
+needs the camera's pose too: with a pinhole of known focal length (default: a Pi Camera Module 3
+at 1280 px, adjustable with ``--focal``), ``solvePnP`` on the same points gives it, and any plane
+parallel to the table (the rims' plane) follows.
+
+A camera that moved since calibration is caught by :meth:`Calibration.check_markers`: it looks
+for each marker only where it was calibrated and reports a marker seen elsewhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.vision.layout import Layout, Slot
+
+MARKER_MM = 80.0
+MARKER_NAMES = {0: "near left", 1: "near right", 2: "far right", 3: "far left"}
+DEFAULT_FOCAL_1280 = 985.0   # px for a 1280-wide frame: ~66° horizontal field (Pi Camera Module 3)
+VERSION = 1
+
+
+class CalibrationError(Exception):
+    """Calibration failed; ``code`` is ``MARKERS_NOT_FOUND`` or ``BAD_MARKERS`` or ``BAD_FILE``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class CameraMoved(Exception):
+    """The markers are no longer where they were calibrated: the camera (or the table) moved."""
+
+
+def marker_name(i: int) -> str:
+    return f"marker {i} ({MARKER_NAMES[i]})"
+
+
+_DETECTOR: cv2.aruco.ArucoDetector | None = None
+
+
+def _detector() -> cv2.aruco.ArucoDetector:
+    global _DETECTOR
+    if _DETECTOR is None:
+        params = cv2.aruco.DetectorParameters()
+        params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+        _DETECTOR = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), params)
+    return _DETECTOR
+
+
+def _gray(frame: np.ndarray) -> np.ndarray:
+    return frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+
+
+def find_markers(frame: np.ndarray) -> dict[int, np.ndarray]:
+    """Marker id (0–3 only) → its four corners in pixels (top-left, top-right, bottom-right,
+    bottom-left of the printed marker). A dim frame is stretched before a second try."""
+    gray = _gray(frame)
+    found: dict[int, np.ndarray] = {}
+    for attempt in (gray, None):
+        if attempt is None:
+            if len(found) == 4:
+                break
+            attempt = cv2.normalize(gray, None, 0, 255, cv2.NORM_MINMAX)
+            attempt = cv2.createCLAHE(2.0, (8, 8)).apply(attempt)
+        corners, ids, _ = _detector().detectMarkers(attempt)
+        for c, i in zip(corners, [] if ids is None else ids.ravel(), strict=False):
+            if 0 <= int(i) <= 3 and int(i) not in found:
+                found[int(i)] = c[0].astype(np.float64)
+    return found
+
+
+def marker_centre(corners: np.ndarray) -> np.ndarray:
+    """Intersection of the diagonals: the projected centre, exact under perspective."""
+    p0, p1, p2, p3 = corners
+    d1, d2 = p2 - p0, p3 - p1
+    denom = d1[0] * d2[1] - d1[1] * d2[0]
+    if abs(denom) < 1e-9:
+        return corners.mean(axis=0)
+    s = ((p1[0] - p0[0]) * d2[1] - (p1[1] - p0[1]) * d2[0]) / denom
+    return p0 + s * d1
+
+
+def marker_table_points(layout: Layout) -> dict[int, np.ndarray]:
+    """Table mm of each marker's centre and its corners in detection order (the marker printed
+    with its top towards the back edge: top-left is towards x−, y+)."""
+    w, h, a = layout.table_w, layout.table_h, MARKER_MM / 2
+    out = {}
+    for i, (cx, cy) in enumerate([(0, 0), (w, 0), (w, h), (0, h)]):
+        out[i] = np.array([[cx, cy], [cx - a, cy + a], [cx + a, cy + a], [cx + a, cy - a], [cx - a, cy - a]])
+    return out
+
+
+@dataclass
+class Calibration:
+    image_size: tuple[int, int]
+    K: np.ndarray
+    rvec: np.ndarray
+    tvec: np.ndarray
+    homography: np.ndarray              # table mm (z = 0) → pixels
+    markers: dict[int, list[float]]     # centre pixels
+    marker_px: float                    # mean side of a marker in pixels
+    layout: Layout
+    error_mm: float
+    slots: list[Slot] = field(default_factory=list)
+    ms: float = 0.0
+
+    # --- geometry --------------------------------------------------------------------------
+    @property
+    def R(self) -> np.ndarray:
+        return cv2.Rodrigues(self.rvec)[0]
+
+    def plane_homography(self, z: float = 0.0) -> np.ndarray:
+        """Table mm on the plane at height ``z`` → pixels (z = cup height: the rims)."""
+        R = self.R
+        H = self.K @ np.column_stack([R[:, 0], R[:, 1], R[:, 2] * z + self.tvec.ravel()])
+        return H / H[2, 2]
+
+    def project(self, pts: np.ndarray) -> np.ndarray:
+        """Table mm (x, y, z) → pixels."""
+        cam = np.asarray(pts, np.float64) @ self.R.T + self.tvec.ravel()
+        uv = cam[:, :2] / cam[:, 2:3]
+        return uv * [self.K[0, 0], self.K[1, 1]] + [self.K[0, 2], self.K[1, 2]]
+
+    def to_table(self, px: np.ndarray, z: float = 0.0) -> np.ndarray:
+        """Pixels → table mm on the plane at height z."""
+        pts = np.asarray(px, np.float64).reshape(-1, 1, 2)
+        return cv2.perspectiveTransform(pts, np.linalg.inv(self.plane_homography(z))).reshape(-1, 2)
+
+    def scaled(self, width: int, height: int) -> Calibration:
+        """The same calibration for frames of another size with the same aspect ratio."""
+        w0, h0 = self.image_size
+        if (width, height) == (w0, h0):
+            return self
+        if abs(width / w0 - height / h0) > 0.01:
+            raise CalibrationError("BAD_FILE", f"frames are {width}×{height}, calibrated for {w0}×{h0}")
+        s = width / w0
+        S = np.diag([s, s, 1.0])
+        return Calibration((width, height), S @ self.K, self.rvec, self.tvec, S @ self.homography,
+                           {i: [c[0] * s, c[1] * s] for i, c in self.markers.items()}, self.marker_px * s,
+                           self.layout, self.error_mm, self.slots)
+
+    # --- camera moved? -----------------------------------------------------------------------
+    def check_markers(self, frame: np.ndarray, tolerance_px: float | None = None) -> dict[int, float | None]:
+        """For each marker, how far (pixels) from where it was calibrated it is now seen, or None
+        when it is not seen (covered by a hand, or gone). Looks only near the calibrated spots."""
+        gray = _gray(frame)
+        h, w = gray.shape
+        half = int(self.marker_px * 1.6)
+        out: dict[int, float | None] = {}
+        for i, (u, v) in self.markers.items():
+            x0, y0 = max(0, int(u) - half), max(0, int(v) - half)
+            x1, y1 = min(w, int(u) + half), min(h, int(v) + half)
+            if x1 - x0 < 10 or y1 - y0 < 10:
+                out[i] = None
+                continue
+            corners, ids, _ = _detector().detectMarkers(np.ascontiguousarray(gray[y0:y1, x0:x1]))
+            out[i] = None
+            for c, j in zip(corners, [] if ids is None else ids.ravel(), strict=False):
+                if int(j) == i:
+                    centre = marker_centre(c[0].astype(np.float64)) + (x0, y0)
+                    out[i] = float(math.hypot(centre[0] - u, centre[1] - v))
+        return out
+
+    def moved_message(self, offsets: dict[int, float | None], tolerance_px: float | None = None) -> str | None:
+        """A sentence when the markers say the camera moved; None when all is well. Markers not
+        seen are fine while at least two are seen where they belong (hands cover markers)."""
+        tol = tolerance_px if tolerance_px is not None else max(4.0, 0.12 * self.marker_px)
+        moved = {i: d for i, d in offsets.items() if d is not None and d > tol}
+        seen = [i for i, d in offsets.items() if d is not None and d <= tol]
+        if moved:
+            worst = max(moved, key=lambda i: moved[i])
+            return (f"camera moved: {marker_name(worst)} is {moved[worst]:.0f} px from where it was calibrated;"
+                    " calibrate again (companion calibrate table)")
+        if len(seen) < 2:
+            missing = [marker_name(i) for i, d in offsets.items() if d is None]
+            return f"camera moved or markers covered: {', '.join(missing)} not where calibrated"
+        return None
+
+    # --- file ------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "image_size": list(self.image_size),
+            "camera": {"focal_px": float(self.K[0, 0]), "principal": [float(self.K[0, 2]), float(self.K[1, 2])],
+                       "rvec": self.rvec.ravel().tolist(), "tvec": self.tvec.ravel().tolist()},
+            "homography": self.homography.tolist(),
+            "markers": {str(i): {"center": [round(c[0], 2), round(c[1], 2)]} for i, c in self.markers.items()},
+            "marker_px": round(self.marker_px, 2),
+            "error_mm": round(self.error_mm, 3),
+            "table_mm": [self.layout.table_w, self.layout.table_h],
+            "zones": {side: list(self.layout.zone(side)) for side in ("A", "B")},
+            "layout": self.layout.to_dict(),
+            "slots": [{"side": s.side, "cup": s.cup, "index": s.index, "x": round(s.x, 1), "y": round(s.y, 1)}
+                      for s in self.slots],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Calibration:
+        try:
+            layout = Layout.from_dict(data.get("layout", {}))
+            cam = data["camera"]
+            f = float(cam["focal_px"])
+            cx, cy = (float(v) for v in cam["principal"])
+            K = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1]])
+            slots = [Slot(str(s["side"]), str(s["cup"]), int(s["index"]), float(s["x"]), float(s["y"]))
+                     for s in data["slots"]] if data.get("slots") else layout.slots()
+            return cls(tuple(int(v) for v in data["image_size"]), K,
+                       np.array(cam["rvec"], np.float64).reshape(3, 1), np.array(cam["tvec"], np.float64).reshape(3, 1),
+                       np.array(data["homography"], np.float64),
+                       {int(i): [float(v) for v in m["center"]] for i, m in data["markers"].items()},
+                       float(data["marker_px"]), layout, float(data.get("error_mm", 0.0)), slots)
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            raise CalibrationError("BAD_FILE", f"not a table calibration: {err}") from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Calibration:
+        try:
+            data = json.loads(Path(path).read_text())
+        except OSError as err:
+            raise CalibrationError("BAD_FILE", f"cannot read {path}: {err.strerror}") from None
+        except json.JSONDecodeError as err:
+            raise CalibrationError("BAD_FILE", f"{path}: not JSON ({err})") from None
+        if not isinstance(data, dict):
+            raise CalibrationError("BAD_FILE", f"{path}: not a table calibration")
+        return cls.from_dict(data)
+
+
+def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | None = None) -> Calibration:
+    """Calibrate from one frame; raises :class:`CalibrationError` naming what is wrong."""
+    t0 = time.perf_counter()
+    layout = layout or Layout()
+    if frame is None or frame.ndim not in (2, 3) or min(frame.shape[:2]) < 32:
+        raise CalibrationError("BAD_IMAGE", "not an image")
+    h, w = frame.shape[:2]
+    found = find_markers(frame)
+    missing = [i for i in range(4) if i not in found]
+    if missing:
+        names = ", ".join(marker_name(i) for i in missing)
+        raise CalibrationError("MARKERS_NOT_FOUND", f"{names} not seen" if len(missing) < 4
+                               else "no table marker seen (markers 0–3 of DICT_4X4_50)")
+    table = marker_table_points(layout)
+    centres = {i: marker_centre(found[i]) for i in range(4)}
+    # the markers must go round the table the right way: 0 → 1 → 2 → 3 (a mirrored or swapped
+    # placement turns the quadrilateral the other way, or crosses it)
+    quad = np.array([centres[i] for i in range(4)])
+    turns = [_cross(quad[(k + 1) % 4] - quad[k], quad[(k + 2) % 4] - quad[(k + 1) % 4]) for k in range(4)]
+    if not all(t < 0 for t in turns):
+        raise CalibrationError("BAD_MARKERS", "markers are not in order round the table: lay 0 near left, "
+                               "1 near right, 2 far right, 3 far left, seen from where the players throw")
+    img_pts = np.vstack([np.vstack([centres[i], found[i]]) for i in range(4)])
+    obj_pts = np.vstack([table[i] for i in range(4)])
+    H, _ = cv2.findHomography(obj_pts, img_pts, 0)
+    err_mm = _error_mm(H, obj_pts, img_pts)
+    if err_mm > 15:   # a marker lies turned: fall back to the centres alone
+        H = cv2.getPerspectiveTransform(np.float32([table[i][0] for i in range(4)]),
+                                        np.float32([centres[i] for i in range(4)]))
+        obj_pts = np.array([table[i][0] for i in range(4)])
+        img_pts = np.array([centres[i] for i in range(4)])
+        err_mm = _error_mm(H, np.array([c for i in range(4) for c in table[i][1:]]),
+                           np.vstack([found[i] for i in range(4)]))
+        if err_mm > 25:
+            raise CalibrationError("BAD_MARKERS", f"markers do not lie on a {layout.table_w:.0f} × "
+                                   f"{layout.table_h:.0f} mm rectangle (off by {err_mm:.0f} mm): check "
+                                   "the table size in the layout and that the markers lie flat")
+    f = focal if focal is not None else DEFAULT_FOCAL_1280 * w / 1280
+    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+    obj3 = np.column_stack([obj_pts, np.zeros(len(obj_pts))]).astype(np.float64)
+    ok, rvec, tvec = cv2.solvePnP(obj3, img_pts.astype(np.float64), K, None, flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        raise CalibrationError("BAD_MARKERS", "cannot work out where the camera is from the markers")
+    sides = [float(np.mean([np.linalg.norm(found[i][k] - found[i][(k + 1) % 4]) for k in range(4)]))
+             for i in range(4)]
+    cal = Calibration((w, h), K, rvec, tvec, H / H[2, 2], {i: centres[i].tolist() for i in range(4)},
+                      float(np.mean(sides)), layout, err_mm, layout.slots())
+    cal.ms = (time.perf_counter() - t0) * 1000
+    return cal
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a[0] * b[1] - a[1] * b[0])
+
+
+def _error_mm(H: np.ndarray, obj: np.ndarray, img: np.ndarray) -> float:
+    back = cv2.perspectiveTransform(img.reshape(-1, 1, 2).astype(np.float64), np.linalg.inv(H)).reshape(-1, 2)
+    return float(np.sqrt(np.mean(np.sum((back - obj) ** 2, axis=1))))
+
+
+# --------------------------------------------------------------------------------------------
+# overlay
+SIDE_BGR = {"A": (255, 160, 0), "B": (0, 140, 255)}
+CUP_DRAW = {"blue": (255, 80, 0), "red": (0, 0, 255), "green": (0, 200, 0), "yellow": (0, 230, 255),
+            "silver": (200, 200, 200)}
+
+
+def overlay(frame: np.ndarray, cal: Calibration) -> np.ndarray:
+    """The frame with what the calibration believes drawn on it: markers, the table outline, each
+    side's zone, every cup slot's rim at cup height, the dice spots and the error."""
+    img = frame.copy() if frame.ndim == 3 else cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    L = cal.layout
+    for side in ("A", "B"):
+        x0, y0, x1, y1 = L.zone(side)
+        box = cal.project(np.array([[x0, y0, 0], [x1, y0, 0], [x1, y1, 0], [x0, y1, 0]], np.float64))
+        cv2.polylines(img, [np.round(box).astype(np.int32)], True, SIDE_BGR[side], 2, cv2.LINE_AA)
+        c = box.mean(axis=0)
+        cv2.putText(img, f"side {side}", (int(c[0]) - 40, int(box[:, 1].max()) - 8), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.8, SIDE_BGR[side], 2, cv2.LINE_AA)
+    a = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    for s in cal.slots:
+        ring = cal.project(np.column_stack([s.x + L.rim_d / 2 * np.cos(a), s.y + L.rim_d / 2 * np.sin(a),
+                                            np.full(32, L.cup_h)]))
+        cv2.polylines(img, [np.round(ring).astype(np.int32)], True, CUP_DRAW.get(s.cup, (255, 255, 255)), 2,
+                      cv2.LINE_AA)
+    for side, spots in L.dice_spots().items():
+        for _colour, (x, y) in spots.items():
+            p = cal.project(np.array([[x, y, 0.0]]))[0]
+            cv2.drawMarker(img, (int(p[0]), int(p[1])), SIDE_BGR[side], cv2.MARKER_SQUARE, 18, 2)
+    for i, (u, v) in cal.markers.items():
+        cv2.circle(img, (int(u), int(v)), 6, (0, 255, 0), -1)
+        cv2.putText(img, str(i), (int(u) + 8, int(v) - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.9, (0, 255, 0), 2)
+    cv2.putText(img, f"table {L.table_w:.0f} x {L.table_h:.0f} mm, marker error {cal.error_mm:.1f} mm",
+                (12, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 0), 4, cv2.LINE_AA)
+    cv2.putText(img, f"table {L.table_w:.0f} x {L.table_h:.0f} mm, marker error {cal.error_mm:.1f} mm",
+                (12, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (255, 255, 255), 2, cv2.LINE_AA)
+    return img
+
+
+# --------------------------------------------------------------------------------------------
+# the printable sheet
+DPI = 300
+
+
+def sheet_pages() -> list[np.ndarray]:
+    """Two A4 pages at 300 dpi, two markers each: the 80 mm black marker on a white margin, its id,
+    its corner of the table, which way it faces, and an 80 mm line to check the printer's scale."""
+    mm = DPI / 25.4
+    w, h = int(round(210 * mm)), int(round(297 * mm))
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    side = int(round(MARKER_MM * mm))
+    pages = []
+    for first in (0, 2):
+        page = np.full((h, w), 255, np.uint8)
+        for k, i in enumerate((first, first + 1)):
+            cy = int(round((74 + 148 * k) * mm))
+            x0, y0 = (w - side) // 2, cy - side // 2
+            page[y0:y0 + side, x0:x0 + side] = cv2.aruco.generateImageMarker(dictionary, i, side)
+            # cut line 15 mm around the marker (the white margin)
+            m = int(round(15 * mm))
+            cv2.rectangle(page, (x0 - m, y0 - m), (x0 + side + m, y0 + side + m), 190, 2)
+            text = f"marker {i}: {MARKER_NAMES[i]} corner of the table"
+            cv2.putText(page, text, (x0 - m, y0 - m - 40), cv2.FONT_HERSHEY_SIMPLEX, 1.6, 0, 3, cv2.LINE_AA)
+            cv2.putText(page, "this edge towards the back of the table (away from the players)",
+                        (x0 - m, y0 - m - 100), cv2.FONT_HERSHEY_SIMPLEX, 1.1, 80, 2, cv2.LINE_AA)
+            ly = y0 + side + m + 70
+            cv2.line(page, (x0, ly), (x0 + side, ly), 0, 4)
+            cv2.putText(page, "80 mm: measure this line; print at 100 % (no fit to page)", (x0 - m, ly + 60),
+                        cv2.FONT_HERSHEY_SIMPLEX, 1.1, 80, 2, cv2.LINE_AA)
+        pages.append(page)
+    return pages
+
+
+def pdf_bytes(pages: list[np.ndarray], dpi: int = DPI) -> bytes:
+    """A minimal PDF with one grey image per page, each filling an A4-sized page at ``dpi``."""
+    import zlib
+
+    objects: list[bytes] = []
+    kids = []
+    for page in pages:
+        h, w = page.shape
+        pw, ph = w * 72.0 / dpi, h * 72.0 / dpi
+        img_id, content_id, page_id = len(objects) + 3, len(objects) + 4, len(objects) + 5
+        data = zlib.compress(page.tobytes(), 9)
+        objects.append(b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+                       b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % (w, h, len(data))
+                       + data + b"\nendstream")
+        content = b"q %.2f 0 0 %.2f 0 0 cm /Im0 Do Q" % (pw, ph)
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Contents %d 0 R "
+                       b"/Resources << /XObject << /Im0 %d 0 R >> >> >>" % (pw, ph, content_id, img_id))
+        kids.append(page_id)
+    head = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % k for k in kids) + b"] /Count %d >>" % len(kids)]
+    allobj = head + objects
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(allobj, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(allobj) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(allobj) + 1, xref)
+    return bytes(out)
+
+
+def write_sheet(folder: str | Path) -> list[Path]:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = sheet_pages()
+    written = []
+    for n, page in enumerate(pages, start=1):
+        path = folder / f"markers-page{n}.png"
+        cv2.imwrite(str(path), page, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+        written.append(path)
+    pdf = folder / "markers.pdf"
+    pdf.write_bytes(pdf_bytes(pages))
+    written.append(pdf)
+    return written
+
+
+# --------------------------------------------------------------------------------------------
+# command: companion calibrate table
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("image", nargs="?", help="one camera frame showing the four table markers (PNG/JPEG)")
+    parser.add_argument("--sheet", metavar="DIR", help="write the printable marker sheet (PNG pages + PDF) to DIR")
+    parser.add_argument("--out", help="calibration file to write (default: calibration.table of "
+                        "companion.toml, else <data dir>/table.json)")
+    parser.add_argument("--overlay", help="overlay image to write (default: beside --out, -overlay.png)")
+    parser.add_argument("--layout", help="a calibration or layout JSON whose 'layout' to use (adjusted table)")
+    parser.add_argument("--focal", type=float, help="camera focal length in pixels (default: Pi Camera "
+                        "Module 3, 985 px at 1280 wide)")
+    parser.add_argument("--config", help="companion.toml")
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion import config as config_mod
+
+    try:
+        cfg = config_mod.load(args.config)
+    except config_mod.ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.sheet:
+        for path in write_sheet(args.sheet):
+            print(f"wrote {path}")
+        if not args.image:
+            return 0
+    if not args.image:
+        print("error: give a camera frame (IMAGE) or --sheet DIR", file=sys.stderr)
+        return 2
+    out = Path(args.out or cfg["calibration"]["table"] or config_mod.data_path(cfg, "table.json"))
+    frame = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
+    if frame is None:
+        print(f"error: cannot read image {args.image}", file=sys.stderr)
+        return 2
+    layout = None
+    if args.layout:
+        try:
+            data = json.loads(Path(args.layout).read_text())
+            layout = Layout.from_dict(data.get("layout", data))
+        except (OSError, ValueError, TypeError, AttributeError) as err:
+            print(f"error: layout {args.layout}: {err}", file=sys.stderr)
+            return 2
+    try:
+        cal = calibrate(frame, layout, args.focal)
+    except CalibrationError as err:
+        print(f"calibration failed ({err.code}): {err.message}", file=sys.stderr)
+        return 1
+    cal.save(out)
+    over = Path(args.overlay) if args.overlay else out.with_name(out.stem + "-overlay.png")
+    cv2.imwrite(str(over), overlay(frame, cal))
+    print(f"table calibrated in {cal.ms:.0f} ms: 4 markers, error {cal.error_mm:.1f} mm, "
+          f"table {cal.layout.table_w:.0f} × {cal.layout.table_h:.0f} mm")
+    print(f"wrote {out}")
+    print(f"check {over}: the coloured rings must sit on the cups' rims")
+    return 0

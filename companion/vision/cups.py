@@ -1,0 +1,508 @@
+"""Reading a 21 Exact table's cups from one frame: which cups stand upright (per side and colour),
+which are turned over, where a ball rests in a cup. Pixels and the calibration only — nothing
+about how the frame was made.
+
+How: every cup's rim lies on one plane, ``cup_h`` above the table, and nothing of the same height
+can hide a rim. So the frame is warped once to a small top view of that plane (2 mm per pixel),
+where every upright cup is a ring of its colour (the lip) around a pale inside, and a cup turned
+over is a smaller solid disc of its colour. Samples on those rings and discs are classified by
+colour (hue and saturation for the four colours, low saturation for silver and the inside, the
+table's own colour measured in every frame on spots no cup can hide), which keeps the work to a
+few thousand pixels a frame.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from companion.vision.calibrate import Calibration
+from companion.vision.layout import CUPS, Slot
+
+MM_PER_PX = 2.0
+UNKNOWN, BLUE, RED, GREEN, YELLOW, GREY, TABLE, ORANGE = range(8)
+LABEL = {"blue": BLUE, "red": RED, "green": GREEN, "yellow": YELLOW, "silver": GREY}
+
+RING_SCORE = 0.7       # fraction of the rim's samples in the cup's colour: an upright cup
+SILVER_RING = 0.85     # silver's grey is also the pale inside of every cup: stricter
+TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
+BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
+
+
+def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
+    pts = []
+    for r in radii:
+        k = 1 if r == 0 else n
+        a = np.linspace(0, 2 * np.pi, k, endpoint=False) + (0.13 if r else 0)
+        pts.append(np.column_stack([r * np.cos(a), r * np.sin(a)]))
+    return np.vstack(pts)
+
+
+def _class_lut() -> np.ndarray:
+    """Class bits (1 grey, 2 yellow, 4 green, 8 blue, 16 red, 32 orange, 64 table) → label, the
+    later in this order winning: grey, yellow, green, blue, red, orange, table."""
+    lut = np.zeros(256, np.uint8)
+    order = [(1, GREY), (2, YELLOW), (4, GREEN), (8, BLUE), (16, RED), (32, ORANGE), (64, TABLE)]
+    for code in range(256):
+        for bit, label in order:
+            if code & bit:
+                lut[code] = label
+    return lut
+
+
+def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance from point p to each segment a[i]–b[i]."""
+    ab = b - a
+    t = np.clip(((p - a) * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-9), 0, 1)
+    return np.hypot(*(a + ab * t[:, None] - p).T)
+
+
+_CLASS_LUT = _class_lut()
+
+
+def _grid(radius: float, step: float) -> np.ndarray:
+    g = np.arange(-radius, radius + 0.1, step)
+    gx, gy = np.meshgrid(g, g)
+    return np.column_stack([gx.ravel(), gy.ravel()])
+
+
+def _ring_score(hit: np.ndarray) -> np.ndarray:
+    """(N, 3 radii × 24 angles) hits → fraction of angles where any radius hits (a lip a little
+    off the expected radius still counts)."""
+    return hit.reshape(hit.shape[0], 3, -1).any(axis=1).mean(axis=1)
+
+
+@dataclass
+class CupSeen:
+    side: str
+    cup: str
+    x: float            # table mm of the rim's centre
+    y: float
+    center: list[float]  # pixels of the rim's centre in the frame
+    score: float
+    slot: str = ""
+    ball: float = 0.0   # fraction of the inside showing a ball
+
+
+@dataclass
+class Reading:
+    cups: list[CupSeen] = field(default_factory=list)
+    upside_down: list[CupSeen] = field(default_factory=list)
+    ms: float = 0.0
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out = {side: {cup: 0 for cup in CUPS} for side in ("A", "B")}
+        for c in self.cups:
+            out[c.side][c.cup] += 1
+        return out
+
+    def turned(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {"A": {}, "B": {}}
+        for c in self.upside_down:
+            out[c.side][c.cup] = out[c.side].get(c.cup, 0) + 1
+        return out
+
+    def balls(self) -> list[CupSeen]:
+        return [c for c in self.cups if c.ball >= BALL_FRACTION]
+
+
+class CupReader:
+    """Reads frames of one calibrated camera."""
+
+    def __init__(self, cal: Calibration) -> None:
+        self.cal = cal
+        L = cal.layout
+        self.layout = L
+        xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
+        ys = [s.y for s in cal.slots] + [L.tally_spot("A")[1]]
+        pad = L.rim_d + 50
+        self.x0, self.y0 = min(xs) - pad, min(ys) - pad
+        x1, y1 = max(xs) + pad, max(ys) + pad
+        self.vw, self.vh = int((x1 - self.x0) / MM_PER_PX), int((y1 - self.y0) / MM_PER_PX)
+        jj, ii = np.meshgrid(np.arange(self.vw, dtype=np.float64), np.arange(self.vh, dtype=np.float64))
+        tab = np.column_stack([(self.x0 + jj * MM_PER_PX).ravel(), (self.y0 + ii * MM_PER_PX).ravel(),
+                               np.full(jj.size, L.cup_h)])
+        px = cal.project(tab).astype(np.float32)
+        self.map1, self.map2 = cv2.convertMaps(px[:, 0].reshape(self.vh, self.vw),
+                                               px[:, 1].reshape(self.vh, self.vw), cv2.CV_16SC2)
+        rr = L.rim_d / 2
+        self.ring = _ring((rr - 3.5, rr - 2.0, rr - 0.5), 24)   # 3 radii × 24 angles
+        self.centre = _ring((0.0, 8.0, L.base_d / 2 - 6.0), 8)   # a turned cup's top (dice are smaller)
+        self.inside = _ring((0.0, 8.0, 15.0, rr - 9.0), 14)
+        self.near = _ring((rr + 12.0,), 24)
+        self.outer = _ring((rr + 1.0,), 24)    # just past a lip; well past a turned cup's top
+        self.inner = _ring((rr - 8.0,), 24)    # just inside a lip: an upright cup's pale inside
+        self.pad = int(np.ceil((rr + 16.0) / MM_PER_PX)) + 2
+        self.stride = self.vw + 2 * self.pad
+        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off = (
+            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner))
+        self._table_points()
+        self._table_prior: tuple[float, float] | None = None
+        self._slot_labels = np.array([LABEL[s.cup] for s in cal.slots], np.uint8)
+        self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
+        self._near_grid = _grid(4.0, 4.0)
+        self._wide_grid = _grid(40.0, 8.0)
+        self._mid_grid = _grid(6.0, 3.0)
+        self._silver_grid = _grid(36.0, 4.0)
+        self._fine_grid = _grid(2.0, 1.0)
+
+    def _offsets(self, pts_mm: np.ndarray) -> np.ndarray:
+        """Sample offsets (mm) → offsets in the flattened, padded view."""
+        di = np.round(pts_mm[:, 1] / MM_PER_PX).astype(np.int64)
+        dj = np.round(pts_mm[:, 0] / MM_PER_PX).astype(np.int64)
+        return di * self.stride + dj
+
+    def _flat(self, centres_mm: np.ndarray) -> np.ndarray:
+        """Candidate centres (N, 2) mm → their index in the flattened, padded view."""
+        j = np.clip(np.round((centres_mm[:, 0] - self.x0) / MM_PER_PX).astype(np.int64), 0, self.vw - 1)
+        i = np.clip(np.round((centres_mm[:, 1] - self.y0) / MM_PER_PX).astype(np.int64), 0, self.vh - 1)
+        return (i + self.pad) * self.stride + j + self.pad
+
+    def _gather(self, flat_img: np.ndarray, centres_mm: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        return flat_img[self._flat(centres_mm)[:, None] + offsets[None, :]]
+
+    # --- the table's colour, measured every frame where no cup can stand or hide it ----------
+    def _table_points(self) -> None:
+        L, cal = self.layout, self.cal
+        w, h = cal.image_size
+        cand = np.array([[x, y] for x in np.arange(70, L.table_w - 69, 20.0)
+                         for y in np.arange(-20, L.table_h + 21, 20.0)])
+        eye = -cal.R.T @ cal.tvec.ravel()   # camera centre in table mm
+        keep = []
+        rim = L.rim_d / 2
+        spots = [(s.x, s.y, rim + 20) for s in cal.slots]
+        spots += [(*p, 30.0) for side in L.dice_spots().values() for p in side.values()]
+        spots += [(*L.tally_spot(side), rim + 35) for side in ("A", "B")]
+        sp = np.array(spots)
+        for x, y in cand:
+            # the segment from this table point towards the camera, up to cup height, misses every cup
+            t = L.cup_h / eye[2]
+            hx, hy = x + (eye[0] - x) * t, y + (eye[1] - y) * t
+            clear = True
+            for k in (0.0, 0.25, 0.5, 0.75, 1.0):
+                px_, py_ = x + (hx - x) * k, y + (hy - y) * k
+                if (np.hypot(sp[:, 0] - px_, sp[:, 1] - py_) < sp[:, 2]).any():
+                    clear = False
+                    break
+            if clear:
+                keep.append((x, y))
+        pts = np.array(keep) if keep else cand[:1]
+        px = cal.project(np.column_stack([pts, np.zeros(len(pts))]))
+        inside = (px[:, 0] >= 1) & (px[:, 0] < w - 1) & (px[:, 1] >= 1) & (px[:, 1] < h - 1)
+        self.table_mm = pts[inside]
+        self.table_px = np.round(px[inside]).astype(np.int32)
+        cols = [np.ones(len(self.table_mm))]
+        for k in (0, 1):   # a lightness slope only along directions the points spread over
+            if len(self.table_mm) and np.ptp(self.table_mm[:, k]) > 150:
+                cols.append(self.table_mm[:, k])
+            else:
+                cols.append(np.zeros(len(self.table_mm)))
+        self.table_design = np.column_stack(cols)
+
+    def table_model(self, frame: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """The bare table in this frame: (plane of its HSV value over table mm, hue, saturation),
+        measured on spots no cup can stand on or hide; hands and shadows there are outliers."""
+        bgr = frame[self.table_px[:, 1], self.table_px[:, 0]]
+        hsv = cv2.cvtColor(bgr[None], cv2.COLOR_BGR2HSV)[0].astype(np.float64)
+        s0 = float(np.median(hsv[:, 1]))
+        h0 = float(np.median(hsv[:, 0]))
+        if self._table_prior is not None:
+            # a player leaning over the table covers many of these spots: the table's colour
+            # does not change, so it is judged against what it was, and follows it slowly
+            ph, ps = self._table_prior
+            dh = np.abs(((hsv[:, 0] - ph) + 90) % 180 - 90)
+            match = (np.abs(hsv[:, 1] - ps) < 40) & ((dh < 12) | (ps < 40))
+            if match.sum() >= 6:
+                h0 = ph + 0.1 * float(np.median(((hsv[match, 0] - ph) + 90) % 180 - 90))
+                s0 = 0.9 * ps + 0.1 * float(np.median(hsv[match, 1]))
+            else:
+                h0, s0 = ph, ps
+        self._table_prior = (h0 % 180, s0)
+        dh = np.abs(((hsv[:, 0] - h0) + 90) % 180 - 90)
+        hueless = s0 < 40 or float(np.median(hsv[:, 2])) < 50   # grey, or too dark for a hue
+        ok = (np.abs(hsv[:, 1] - s0) < (60 if hueless else 40)) & ((dh < 12) | hueless)
+        v = hsv[:, 2]
+        coef = np.array([np.median(v), 0.0, 0.0])
+        A = self.table_design
+        for _ in range(2):   # a plane through the brightness, outliers dropped
+            if ok.sum() < 6:
+                break
+            Ao = A[ok]
+            coef = np.linalg.solve(Ao.T @ Ao + np.diag([1e-9, 1e-3, 1e-3]), Ao.T @ v[ok])
+            resid = np.abs(A @ coef - v)
+            ok = ok & (resid < max(6.0, 2.5 * float(np.median(resid[ok]))))
+        return coef, h0, (s0 if not hueless else -s0 - 1.0)   # a negative saturation: ignore the hue
+
+    # --- classify the view ----------------------------------------------------------------
+    def view(self, frame: np.ndarray) -> np.ndarray:
+        return cv2.remap(frame, self.map1, self.map2, cv2.INTER_LINEAR)
+
+    def _px(self, pts_mm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        j = np.clip(np.round((pts_mm[..., 0] - self.x0) / MM_PER_PX).astype(np.int32), 0, self.vw - 1)
+        i = np.clip(np.round((pts_mm[..., 1] - self.y0) / MM_PER_PX).astype(np.int32), 0, self.vh - 1)
+        return i, j
+
+    def labels(self, view: np.ndarray, table: tuple[np.ndarray, float, float]) -> tuple[np.ndarray, np.ndarray]:
+        """Label image of the view (UNKNOWN, the cup colours, GREY, TABLE, ORANGE) and its HSV value."""
+        hsv = cv2.cvtColor(view, cv2.COLOR_BGR2HSV)
+        coef, h0, s0 = table
+        if not hasattr(self, "_gx"):
+            self._gx = (self.x0 + np.arange(self.vw, dtype=np.float32) * MM_PER_PX)[None, :]
+            self._gy = (self.y0 + np.arange(self.vh, dtype=np.float32) * MM_PER_PX)[:, None]
+        vexp = (np.float32(coef[0]) + np.float32(coef[1]) * self._gx + np.float32(coef[2]) * self._gy)
+        tol = np.maximum(np.float32(10), np.float32(0.22) * vexp)
+        lo = np.clip(vexp - tol, 0, 255).astype(np.uint8)
+        hi = np.clip(vexp + tol, 0, 255).astype(np.uint8)
+        value = hsv[..., 2]
+        is_table = cv2.inRange(value, lo, hi)
+        hueless = s0 < 0
+        s0 = -s0 - 1.0 if hueless else s0
+        s_lo, s_hi = max(0, s0 - (60 if hueless else 40)), min(255, s0 + (60 if hueless else 40))
+        if hueless or s0 < 40:     # a grey or a dark table: its hue means nothing
+            chroma = cv2.inRange(hsv, (0, s_lo, 0), (180, s_hi, 255))
+        else:
+            h_lo, h_hi = (h0 - 12) % 180, (h0 + 12) % 180
+            if h_lo < h_hi:
+                chroma = cv2.inRange(hsv, (h_lo, s_lo, 0), (h_hi, s_hi, 255))
+            else:
+                chroma = cv2.inRange(hsv, (0, s_lo, 0), (h_hi, s_hi, 255)) | cv2.inRange(hsv, (h_lo, s_lo, 0), (180, s_hi, 255))
+        # one bit per class, then a lookup table picks the class by priority (all in OpenCV: fast)
+        bits = cv2.bitwise_and(cv2.bitwise_and(is_table, chroma), 64)
+        bits |= cv2.bitwise_and(cv2.inRange(hsv, (0, 0, 45), (180, 54, 255)), 1)
+        for bit, lo_h, hi_h in ((2, 18, 38), (4, 40, 90), (8, 95, 135), (16, 0, 9), (16, 165, 180)):
+            bits |= cv2.bitwise_and(cv2.inRange(hsv, (lo_h, 100, 40), (hi_h, 255, 255)), bit)
+        bits |= cv2.bitwise_and(cv2.inRange(hsv, (11, 150, 60), (19, 255, 255)), 32)
+        out = cv2.LUT(bits, _CLASS_LUT)
+        self.last_sat = self.padded(np.ascontiguousarray(hsv[..., 1]))
+        return out, np.ascontiguousarray(value)
+
+    def padded(self, img: np.ndarray) -> np.ndarray:
+        """The image with an UNKNOWN border, flattened: samples past the edge need no clipping."""
+        p = self.pad
+        return cv2.copyMakeBorder(img, p, p, p, p, cv2.BORDER_CONSTANT, value=UNKNOWN).ravel()
+
+    def classify(self, view: np.ndarray, pts_mm: np.ndarray, table: tuple[np.ndarray, float, float]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Labels and HSV value at table-mm points of any shape (..., 2), for one-off questions."""
+        lab, v = self.labels(view, table)
+        i, j = self._px(pts_mm)
+        return lab[i, j], v[i, j]
+
+    # --- find cups -------------------------------------------------------------------------------
+    def score(self, labels: np.ndarray, centres: np.ndarray, label: int) -> tuple[np.ndarray, np.ndarray]:
+        """Ring score (lip in the colour) and centre score (top in the colour) at candidate rim
+        centres (N, 2) in mm."""
+        ring_lab = self._gather(labels, centres, self.ring_off)
+        cen_lab = self._gather(labels, centres, self.centre_off)
+        return _ring_score(ring_lab == label), (cen_lab == label).mean(axis=1)
+
+    def _search(self, labels: np.ndarray, want: np.ndarray, best: np.ndarray, which: np.ndarray,
+                grid: np.ndarray) -> None:
+        """For the slots ``which``, look at ``grid`` offsets around ``best``'s positions and keep
+        the best ring (in place). One batch for all slots: cheap."""
+        if not len(which):
+            return
+        cand = best[which, None, :2] + grid[None]                 # (S, G, 2)
+        flat = cand.reshape(-1, 2)
+        lab = self._gather(labels, flat, self.ring_off)
+        colour = np.repeat(want[which], len(grid))[:, None]
+        lip = (lab == colour).reshape(len(flat), 3, -1).any(axis=1)
+        # a lip has the pale inside just within it (the wall of a cup seen through a gap has not)
+        inside = self._gather(labels, flat, self.inner_off) == colour
+        ring = np.where(colour[:, 0] == GREY, lip.mean(axis=1), (lip & ~inside).mean(axis=1))
+        # an upright cup shows its pale inside; all one colour is a turned cup, a sleeve, a die
+        centre = (self._gather(labels, flat, self.centre_off) == colour).mean(axis=1)
+        ring = np.where((centre < 0.7) | (colour[:, 0] == GREY), ring, 0.0).reshape(len(which), len(grid))
+        # ties (a silver cup is grey all over: lip, wall and inside) go to the nearest candidate
+        k = (ring - 1e-4 * np.hypot(grid[:, 0], grid[:, 1])[None, :]).argmax(axis=1)
+        pick = ring[np.arange(len(which)), k]
+        better = pick >= best[which, 2]
+        rows = which[better]
+        best[rows, :2] = cand[better, k[better]]
+        best[rows, 2] = pick[better]
+
+    def find(self, labels: np.ndarray, slot: Slot, around: tuple[float, float], radius: float,
+             step: float) -> tuple[float, float, float, float]:
+        """Best upright-cup candidate of the slot's colour within ``radius`` of ``around``:
+        (x, y, ring score, centre score)."""
+        label = LABEL[slot.cup]
+        g = np.arange(-radius, radius + 0.1, step)
+        gx, gy = np.meshgrid(g, g)
+        cand = np.column_stack([gx.ravel() + around[0], gy.ravel() + around[1]])
+        ring, cen = self.score(labels, cand, label)
+        k = int(np.argmax(ring))
+        return float(cand[k, 0]), float(cand[k, 1]), float(ring[k]), float(cen[k])
+
+    def ball_fractions(self, labels: np.ndarray, value: np.ndarray, centres: np.ndarray,
+                       silver: np.ndarray | None = None) -> np.ndarray:
+        """How much of each cup's inside shows a ball: white (much brighter than the rest of the
+        inside) or orange."""
+        lab = self._gather(labels, centres, self.inside_off)
+        v = self._gather(value, centres, self.inside_off).astype(np.float32)
+        s = self._gather(self.last_sat, centres, self.inside_off)
+        ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
+        # white: no tint at all (the inside and its water carry the cup's tint) and brighter
+        white = (s < 30) & (v >= 1.3 * ref + 5)
+        if silver is not None and silver.any():
+            # a silver cup's inside is as untinted as a white ball, and a shadow across it makes
+            # half of it "brighter": a ball is brighter than the silver lip too
+            lip = np.median(self._gather(value, centres, self.ring_off).astype(np.float32), axis=1)
+            white &= ~silver[:, None] | (v >= 1.1 * lip[:, None])
+        return ((lab == ORANGE) | white).mean(axis=1)
+
+    def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,
+                  upright: list[tuple[float, float]] | None = None) -> tuple[float, float, float] | None:
+        """A cup of this colour standing upside down within ``radius`` of ``around``, not the wall
+        of one of the ``upright`` cups: (x, y, score) or None."""
+        seen = [CupSeen("", "", x, y, [], 1.0) for x, y in (upright or [])]
+        found = self.find_turned(labels, seen, cups=(cup,), window=(around[0], around[1], radius))
+        return (found[0].x, found[0].y, found[0].score) if found else None
+
+    def clean(self, labels: np.ndarray, x: float, y: float) -> float:
+        """Fraction of a place's rim samples that are explained (table, a cup colour, a pale
+        inside): low when a hand, an arm, a shadow or a ball is over it."""
+        c = np.array([[x, y]])
+        lab = np.concatenate([self._gather(labels, c, self.ring_off)[0], self._gather(labels, c, self.centre_off)[0]])
+        return float((lab != UNKNOWN).mean())
+
+    def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
+             turned: bool = True, search_all: bool = True) -> Reading:
+        """Every cup in the frame. ``hints`` (slot name → where its cup was last seen) makes the
+        common case cheap: a cup found where it was costs nine candidates, not a search; with
+        ``search_all`` False, slots without a hint are not searched at all."""
+        t0 = time.perf_counter()
+        if frame.shape[1] != self.cal.image_size[0] or frame.shape[0] != self.cal.image_size[1]:
+            raise ValueError(f"frame is {frame.shape[1]}×{frame.shape[0]}, calibrated for "
+                             f"{self.cal.image_size[0]}×{self.cal.image_size[1]}")
+        view = self.view(frame)
+        table = self.table_model(frame)
+        lab_img, val_img = self.labels(view, table)
+        labels, value = self.padded(lab_img), self.padded(val_img)
+        slots = self.cal.slots
+        want = self._slot_labels
+        start = np.array([(hints or {}).get(s.name, (s.x, s.y)) for s in slots], np.float64)
+        best = np.zeros((len(slots), 3))     # x, y, ring score
+        best[:, :2] = start
+        todo = np.arange(len(slots))
+        if hints is not None:
+            hinted = np.array([k for k, s in enumerate(slots) if s.name in hints], np.int64)
+            self._search(labels, want, best, hinted, self._near_grid)
+            todo = np.nonzero(best[:, 2] < self._need)[0]
+            if not search_all:
+                todo = np.intersect1d(todo, hinted)
+            for k in todo:
+                best[k, :2] = (slots[k].x, slots[k].y)
+        if len(todo):
+            silver = todo[want[todo] == GREY]     # a silver cup stays where it stands
+            self._search(labels, want, best, silver, self._silver_grid)
+            todo = todo[want[todo] != GREY]
+            self._search(labels, want, best, todo, self._wide_grid)
+            # the coarse grid may sit a few mm off a rim: refine every fair candidate first
+            fine = todo[best[todo, 2] >= 0.6 * self._need[todo]]
+            fine = np.concatenate([fine, silver])
+            self._search(labels, want, best, fine, self._mid_grid)
+            self._search(labels, want, best, fine, self._fine_grid)
+        found = [CupSeen(s.side, s.cup, float(best[k, 0]), float(best[k, 1]), [], float(best[k, 2]), s.name)
+                 for k, s in enumerate(slots) if best[k, 2] >= self._need[k]]
+        # one cup seen from two slots' searches (a knocked cup) counts once
+        found.sort(key=lambda c: -c.score)
+        kept: list[CupSeen] = []
+        for c in found:
+            if all(o.cup != c.cup or math.hypot(o.x - c.x, o.y - c.y) > 0.8 * self.layout.rim_d for o in kept):
+                kept.append(c)
+        if kept:
+            fractions = self.ball_fractions(labels, value, np.array([[c.x, c.y] for c in kept]),
+                                            np.array([c.cup == "silver" for c in kept]))
+            for c, f in zip(kept, fractions, strict=True):
+                c.ball = float(f)
+        reading = Reading(kept)
+        self._value = value
+        if turned:
+            reading.upside_down = self.find_turned(labels, kept)
+        self._centres(reading.cups + reading.upside_down)
+        reading.ms = (time.perf_counter() - t0) * 1000
+        self.last_view, self.last_labels, self.last_values = view, labels, value
+        return reading
+
+    def find_turned(self, labels: np.ndarray, upright: list[CupSeen], cups: tuple[str, ...] = CUPS,
+                    window: tuple[float, float, float] | None = None) -> list[CupSeen]:
+        """Cups upside down anywhere in the sides' cup areas (the silver tally), or only within
+        ``window`` (x, y, radius)."""
+        L = self.layout
+        if window is None:
+            xs = np.arange(self.x0 + L.rim_d / 2, self.x0 + self.vw * MM_PER_PX - L.rim_d / 2, 8.0)
+            ys = np.arange(self.y0 + L.rim_d / 2, self.y0 + self.vh * MM_PER_PX - L.rim_d / 2, 8.0)
+        else:
+            xs = np.arange(-window[2], window[2] + 0.1, 8.0) + window[0]
+            ys = np.arange(-window[2], window[2] + 0.1, 8.0) + window[1]
+        gx, gy = np.meshgrid(xs, ys)
+        cand = np.column_stack([gx.ravel(), gy.ravel()])
+        cen_lab = self._gather(labels, cand, self.centre_off)
+        out: list[CupSeen] = []
+        for cup in cups:
+            label = LABEL[cup]
+            cs = (cen_lab == label).mean(axis=1)
+            idx = np.nonzero(cs >= TURNED_CENTRE)[0]
+            if not len(idx):
+                continue
+            # a turned cup has no lip: the half of the ring away from the camera (which its own
+            # wall cannot cover) is not its colour
+            far = self._far_half(cand[idx])
+            ring_hit = self._gather(labels, cand[idx], self.outer_off) == label
+            rs = (ring_hit & far).sum(axis=1) / np.maximum(far.sum(axis=1), 1)
+            if label == GREY:   # a pale inside is grey too: a turned silver cup has no lip around it
+                near = self._gather(labels, cand[idx], self.near_off)
+                rs = np.maximum(rs, ((near == GREY) & far).sum(axis=1) / np.maximum(far.sum(axis=1), 1))
+                # and grey is also a pale table in uneven light: the top must stand out from
+                # the bare table around it
+                table_round = ((near == TABLE) & far).sum(axis=1) / np.maximum(far.sum(axis=1), 1)
+                v_top = self._gather(self._value, cand[idx], self.centre_off).mean(axis=1)
+                v_round = self._gather(self._value, cand[idx], self.near_off).astype(np.float64)
+                v_round = np.where(near == TABLE, v_round, np.nan)
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    contrast = np.abs(v_top - np.nanmean(v_round, axis=1)) / np.maximum(v_top, 1)
+                rs = np.where((table_round >= 0.5) & (np.nan_to_num(contrast) > 0.2), rs, 1.0)
+            ok = idx[rs < 0.3]
+            order = ok[np.argsort(-cs[ok], kind="stable")]
+            # not the wall of an upright cup of that colour: seen on the rims' plane, it runs
+            # from the rim towards where the cup's base appears
+            same = [o for o in upright if o.cup in ("", cup)]
+            rims = np.array([[o.x, o.y] for o in same]).reshape(-1, 2)
+            bases = self.base_seen(rims) if len(rims) else rims
+            taken = np.array([[o.x, o.y] for o in upright + out]).reshape(-1, 2)
+            for k in order[:400]:
+                x, y = cand[k]
+                if len(taken) and (np.hypot(taken[:, 0] - x, taken[:, 1] - y) < 0.9 * L.rim_d).any():
+                    continue
+                if len(rims) and (_segment_distance(np.array([x, y]), rims, bases) < 0.35 * L.rim_d).any():
+                    continue
+                out.append(CupSeen(L.side_of(x), cup, float(x), float(y), [], float(cs[k])))
+                taken = np.vstack([taken, [[x, y]]])
+        return out
+
+    def _far_half(self, centres: np.ndarray) -> np.ndarray:
+        """(N, 24) mask of the ring's angles facing away from the camera's foot."""
+        eye = -self.cal.R.T @ self.cal.tvec.ravel()
+        d = centres - eye[:2]
+        d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-6)
+        a = np.linspace(0, 2 * np.pi, 24, endpoint=False) + 0.13
+        return (d[:, :1] * np.cos(a)[None] + d[:, 1:] * np.sin(a)[None]) > 0.25
+
+    def base_seen(self, rims: np.ndarray) -> np.ndarray:
+        """Where the bases of cups with rims at ``rims`` (N, 2) appear on the rims' plane."""
+        eye = -self.cal.R.T @ self.cal.tvec.ravel()
+        k = self.layout.cup_h / eye[2]
+        return rims + (eye[:2] - rims) * k
+
+    def _centres(self, cups: list[CupSeen]) -> None:
+        if not cups:
+            return
+        px = self.cal.project(np.array([[c.x, c.y, self.layout.cup_h] for c in cups]))
+        for c, p in zip(cups, px, strict=True):
+            c.center = [round(float(p[0]), 1), round(float(p[1]), 1)]

@@ -1,0 +1,79 @@
+"""``companion cups IMAGE... --json [--calibration FILE]``: read a 21 Exact table's cups from
+photos, one JSON line per image (EVENTS.md, "Reading cups from an image"). Without
+``--calibration`` each image calibrates itself from its four table markers and the default layout.
+An image that cannot be read gives an ``error`` object and the command goes on."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from companion.vision.calibrate import Calibration, CalibrationError, calibrate
+from companion.vision.cups import CupReader
+from companion.vision.layout import CUPS
+
+
+def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    frame = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
+    if frame is None:
+        return {"image": path, "error": {"code": "BAD_IMAGE", "message": f"cannot read {path} as an image"}}
+    try:
+        if cal is None:
+            cal = calibrate(frame)
+            markers = 4
+        else:
+            cal = cal.scaled(frame.shape[1], frame.shape[0])
+            seen = cal.check_markers(frame)
+            markers = sum(1 for d in seen.values() if d is not None)
+        reading = CupReader(cal).read(frame)
+    except CalibrationError as err:
+        return {"image": path, "error": {"code": err.code, "message": err.message}}
+    counts = reading.counts()
+    sides = {side: {cup: counts[side][cup] for cup in CUPS} for side in ("A", "B")}
+    return {
+        "image": path,
+        "markers": markers,
+        "sides": sides,
+        "upside_down": reading.turned(),
+        "cups": [{"side": c.side, "color": c.cup, "center": c.center} for c in reading.cups],
+        "balls": [{"side": c.side, "cup": c.cup, "center": c.center} for c in reading.balls()],
+        "ms": round((time.perf_counter() - t0) * 1000, 1),
+    }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("images", nargs="+", metavar="IMAGE")
+    parser.add_argument("--json", action="store_true", help="one JSON line per image (the default output too)")
+    parser.add_argument("--calibration", help="a table calibration file (companion calibrate table)")
+
+
+def run(args: argparse.Namespace) -> int:
+    cv2.setNumThreads(1)
+    cal = None
+    if args.calibration:
+        try:
+            cal = Calibration.load(args.calibration)
+        except CalibrationError as err:
+            print(f"error: {err.message}", file=sys.stderr)
+            return 2
+    status = 0
+    for path in args.images:
+        result = read_image(path, cal)
+        if "error" in result:
+            status = 1
+        if args.json:
+            print(json.dumps(result), flush=True)
+        elif "error" in result:
+            print(f"{path}: {result['error']['code']}: {result['error']['message']}", flush=True)
+        else:
+            sides = "; ".join(f"side {s}: " + ", ".join(f"{n} {c}" for c, n in cups.items())
+                              for s, cups in result["sides"].items())
+            print(f"{path}: {sides}; balls in cups: {len(result['balls'])} ({result['ms']} ms)", flush=True)
+    return status

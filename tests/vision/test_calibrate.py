@@ -1,0 +1,166 @@
+"""Table calibration on rendered frames: markers found under tilt and half light, the table plane
+(and the rims' plane) within a few millimetres, every failure mode with its message, the
+moved-camera check, the printable sheet and the command."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from companion.vision.calibrate import (
+    Calibration,
+    CalibrationError,
+    calibrate,
+    find_markers,
+    pdf_bytes,
+    write_sheet,
+)
+from companion.vision.layout import Layout
+from companion.vision.render import Hand, Look, Renderer, Scene, full_table, marker_sheet_image
+
+LAYOUT = Layout()
+
+
+def frame_of(look: Look, scene: Scene | None = None) -> tuple[np.ndarray, Renderer]:
+    r = Renderer(look, LAYOUT, seed=1)
+    return r.frame(scene or full_table(LAYOUT)), r
+
+
+def error_mm(cal: Calibration, r: Renderer, z: float) -> float:
+    pts = np.array([[x, y, z] for x in np.linspace(60, 840, 7) for y in np.linspace(40, 360, 5)])
+    back = cal.to_table(r.camera.project(pts), z)
+    return float(np.abs(back - pts[:, :2]).max())
+
+
+@pytest.mark.parametrize("look", [
+    Look(tilt_deg=0), Look(tilt_deg=30), Look(tilt_deg=30, light=0.5, gradient=0.5, noise=5),
+    Look(tilt_deg=15, roll_deg=4, shift=(40, -30), light=0.5, blur=1.2),
+], ids=["straight", "tilt30", "tilt30-half-light", "rolled-shifted-dim-blurred"])
+def test_markers_found_and_table_within_a_few_mm(look: Look) -> None:
+    frame, r = frame_of(look)
+    cal = calibrate(frame)
+    assert sorted(cal.markers) == [0, 1, 2, 3]
+    assert error_mm(cal, r, 0.0) < 3.0          # the table plane
+    assert error_mm(cal, r, LAYOUT.cup_h) < 4.0  # the rims' plane, from the camera's pose
+    assert cal.error_mm < 2.0
+
+
+def test_a_covered_marker_is_named() -> None:
+    frame, r = frame_of(Look(tilt_deg=10))
+    u, v = r.camera.project(np.array([[LAYOUT.table_w, LAYOUT.table_h, 0.0]]))[0]
+    cv2.rectangle(frame, (int(u) - 70, int(v) - 70), (int(u) + 70, int(v) + 70), (60, 60, 60), -1)
+    with pytest.raises(CalibrationError) as err:
+        calibrate(frame)
+    assert err.value.code == "MARKERS_NOT_FOUND"
+    assert err.value.message == "marker 2 (far right) not seen"
+
+
+def test_no_marker_at_all() -> None:
+    with pytest.raises(CalibrationError) as err:
+        calibrate(np.full((720, 1280, 3), 120, np.uint8))
+    assert err.value.code == "MARKERS_NOT_FOUND" and "no table marker" in err.value.message
+
+
+def test_markers_laid_in_the_wrong_corners() -> None:
+    canvas = np.full((720, 1280), 255, np.uint8)
+    markers = marker_sheet_image(px_per_mm=1.2)
+    # 0 and 1 swapped: seen from the players, 1 lies near left and 0 near right
+    spots = {1: (150, 560), 0: (1130, 560), 2: (1130, 160), 3: (150, 160)}
+    for i, (x, y) in spots.items():
+        m = markers[i]
+        h = m.shape[0] // 2
+        canvas[y - h:y - h + m.shape[0], x - h:x - h + m.shape[1]] = m
+    with pytest.raises(CalibrationError) as err:
+        calibrate(cv2.cvtColor(canvas, cv2.COLOR_GRAY2BGR))
+    assert err.value.code == "BAD_MARKERS" and "0 near left" in err.value.message
+
+
+def test_not_an_image() -> None:
+    with pytest.raises(CalibrationError) as err:
+        calibrate(np.zeros((8, 8, 3), np.uint8))
+    assert err.value.code == "BAD_IMAGE"
+
+
+def test_file_round_trip_and_bad_files(tmp_path: Path) -> None:
+    frame, _ = frame_of(Look(tilt_deg=20))
+    cal = calibrate(frame)
+    path = tmp_path / "table.json"
+    cal.save(path)
+    again = Calibration.load(path)
+    pts = np.array([[100.0, 100.0, 0.0], [450.0, 300.0, 90.0]])
+    assert np.allclose(again.project(pts), cal.project(pts), atol=0.05)
+    data = json.loads(path.read_text())
+    assert data["table_mm"] == [900.0, 400.0] and set(data["zones"]) == {"A", "B"}
+    assert len(data["slots"]) == 34
+    # a slot moved by the user in the file is what the tracker uses
+    data["slots"][0]["x"] += 10
+    path.write_text(json.dumps(data))
+    assert Calibration.load(path).slots[0].x == pytest.approx(cal.slots[0].x + 10)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(CalibrationError, match="not JSON"):
+        Calibration.load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text('{"hello": 1}')
+    with pytest.raises(CalibrationError) as err:
+        Calibration.load(tmp_path / "other.json")
+    assert err.value.code == "BAD_FILE"
+
+
+def test_camera_moved_is_reported_but_a_hand_over_a_marker_is_not() -> None:
+    look = Look(tilt_deg=15)
+    frame, _ = frame_of(look)
+    cal = calibrate(frame)
+    assert cal.moved_message(cal.check_markers(frame)) is None
+    hand = Hand(0.0, 0.0, 120.0, width=90, palm=140)  # a hand flat over marker 0
+    covered, _ = frame_of(look, Scene(full_table(LAYOUT).cups, full_table(LAYOUT).dice, (), (hand,)))
+    offsets = cal.check_markers(covered)
+    assert offsets[0] is None and cal.moved_message(offsets) is None
+    moved, _ = frame_of(Look(tilt_deg=15, shift=(30.0, 0.0)))
+    message = cal.moved_message(cal.check_markers(moved))
+    assert message is not None and message.startswith("camera moved") and "calibrate again" in message
+
+
+def test_marker_sheet_prints_80_mm_markers(tmp_path: Path) -> None:
+    paths = write_sheet(tmp_path)
+    pages = [cv2.imread(str(p)) for p in paths if p.suffix == ".png"]
+    assert [sorted(find_markers(p)) for p in pages] == [[0, 1], [2, 3]]
+    corners = find_markers(pages[0])[0]
+    side_px = np.linalg.norm(corners[1] - corners[0])
+    assert side_px / (300 / 25.4) == pytest.approx(80.0, abs=0.5)   # 80 mm at 300 dpi
+    pdf = (tmp_path / "markers.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF-1.4") and pdf.rstrip().endswith(b"%%EOF")
+    # every cross-reference points at its object
+    xref = int(re.search(rb"startxref\n(\d+)", pdf).group(1))
+    entries = pdf[xref:].split(b"\n")[3:]
+    for n, line in enumerate(entries[:8], start=1):
+        off = int(line.split()[0])
+        assert pdf[off:].startswith(b"%d 0 obj" % n)
+    assert b"/Count 2" in pdf
+
+
+def test_pdf_of_one_page_has_the_page_size() -> None:
+    pdf = pdf_bytes([np.full((3508, 2480), 255, np.uint8)])
+    assert b"/MediaBox [0 0 595.20 841.92]" in pdf
+
+
+def test_calibrate_table_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frame, _ = frame_of(Look(tilt_deg=25, light=0.6))
+    image = tmp_path / "frame.png"
+    cv2.imwrite(str(image), frame)
+    out = tmp_path / "cal" / "table.json"
+    assert main(["calibrate", "table", str(image), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "4 markers" in printed and "table-overlay.png" in printed
+    assert out.is_file() and (tmp_path / "cal" / "table-overlay.png").is_file()
+    assert Calibration.load(out).layout.table_w == 900.0
+    cv2.imwrite(str(image), frame[:, :600])   # the right-hand markers cut off
+    assert main(["calibrate", "table", str(image), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "marker 1 (near right)" in err and "marker 2 (far right)" in err
+    assert main(["calibrate", "table", str(tmp_path / "missing.png")]) == 2
+    assert "cannot read image" in capsys.readouterr().err

@@ -1,0 +1,126 @@
+"""Reading cups from one frame, and ``companion cups IMAGE... --json`` as EVENTS.md specifies,
+including scenes the reader was never tuned on (other cup shades, light, tables, tilt)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from companion.vision.calibrate import calibrate
+from companion.vision.cups import CupReader
+from companion.vision.layout import Layout
+from companion.vision.render import Ball, Cup, Hand, Look, Renderer, Scene, full_table
+
+LAYOUT = Layout()
+FULL = {"blue": 4, "red": 4, "green": 4, "yellow": 4, "silver": 1}
+
+
+def table_with(look: Look, remove: list[tuple[str, str, int]] = (), turned: list[tuple[str, str]] = (),
+               ball: tuple[str, str, int] | None = None, hands: tuple[Hand, ...] = ()) -> np.ndarray:
+    start = full_table(LAYOUT)
+    cups = list(start.cups)
+    by_key = {}
+    for c in cups:
+        by_key.setdefault((c.side, c.cup), []).append(c)
+    for side, colour, i in remove:
+        cups.remove(by_key[(side, colour)][i])
+    for n, (side, colour) in enumerate(turned):
+        x, y = LAYOUT.tally_spot(side)
+        cups.append(Cup(side, colour, x + 35 * n, y, upright=False))
+    balls = ()
+    if ball is not None:
+        c = by_key[(ball[0], ball[1])][ball[2]]
+        balls = (Ball(c.x + 4, c.y - 3, LAYOUT.cup_h * 0.4 + 14, in_cup=c),)
+    return Renderer(look, LAYOUT, seed=3).frame(Scene(tuple(cups), start.dice, balls, hands))
+
+
+def read(frame: np.ndarray):
+    return CupReader(calibrate(frame)).read(frame)
+
+
+# Looks the reader was tuned on (the bench's range) and looks it never saw: other cup shades
+# (hue shifted further than the bench ever does), a white-ish table, very dim or very bright light,
+# strong vignetting and gradient, a steeper tilt, another lens, heavy noise and blur.
+TUNED = [Look(tilt_deg=0), Look(tilt_deg=30, light=0.5, gradient=0.5, noise=4)]
+UNSEEN = [
+    Look(tilt_deg=34, roll_deg=-7, light=0.42, gradient=0.8, gradient_angle=200, table=(150, 160, 170),
+         cup_tint=7, noise=6),
+    Look(tilt_deg=22, light=1.3, table=(30, 60, 95), cup_tint=-7, blur=1.5, noise=2, ball="orange"),
+    Look(tilt_deg=12, focal=900.0, shift=(-60, 40), light=0.7, table=(90, 75, 80), noise=7),
+]
+
+
+@pytest.mark.parametrize("look", TUNED + UNSEEN, ids=["straight", "tilt30-half", "steep-dim-pale-table",
+                                                      "bright-dark-table-blur", "wide-lens-noisy"])
+def test_counts_every_sides_cups(look: Look) -> None:
+    frame = table_with(look, remove=[("A", "blue", 1), ("A", "yellow", 3), ("B", "green", 0)],
+                       turned=[("B", "red")], ball=("A", "red", 2))
+    reading = read(frame)
+    counts = reading.counts()
+    assert counts["A"] == {**FULL, "blue": 3, "yellow": 3}
+    assert counts["B"] == {**FULL, "green": 3}
+    assert reading.turned() == {"A": {}, "B": {"red": 1}}
+    assert [(c.side, c.cup) for c in reading.balls()] == [("A", "red")]
+
+
+def test_a_cup_centre_is_where_its_rim_is_in_the_picture() -> None:
+    look = Look(tilt_deg=25)
+    frame = table_with(look)
+    reading = read(frame)
+    r = Renderer(look, LAYOUT)
+    truth = {(s.side, s.cup, round(s.y)): r.camera.project(np.array([[s.x, s.y, LAYOUT.cup_h]]))[0]
+             for s in LAYOUT.slots()}
+    for c in reading.cups:
+        nearest = min(np.hypot(*(np.array(c.center) - p)) for (side, cup, _), p in truth.items()
+                      if side == c.side and cup == c.cup)
+        assert nearest < 5.0   # pixels: ~3 mm at this scale
+
+
+def test_a_silver_cup_turned_over_is_counted_upside_down_not_as_a_cup() -> None:
+    start = full_table(LAYOUT)
+    silver = next(c for c in start.cups if c.side == "A" and c.cup == "silver")
+    cups = tuple(Cup(c.side, c.cup, c.x, c.y, upright=c is not silver) for c in start.cups)
+    frame = Renderer(Look(tilt_deg=18), LAYOUT).frame(Scene(cups, start.dice))
+    reading = read(frame)
+    assert reading.counts()["A"]["silver"] == 0 and reading.turned()["A"] == {"silver": 1}
+
+
+def test_cups_command_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "table.png"
+    cv2.imwrite(str(good), table_with(Look(tilt_deg=20), remove=[("B", "blue", 0)], turned=[("A", "green")]))
+    cut = tmp_path / "cut.png"
+    cv2.imwrite(str(cut), cv2.imread(str(good))[:, 500:])
+    assert main(["cups", str(good), str(cut), str(tmp_path / "none.png"), str(good), "--json"]) == 1
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 4
+    first = lines[0]
+    assert set(first) == {"image", "markers", "sides", "upside_down", "cups", "balls", "ms"}
+    assert first["markers"] == 4 and first["image"] == str(good)
+    assert first["sides"]["B"] == {**FULL, "blue": 3} and first["sides"]["A"] == FULL
+    assert first["upside_down"] == {"A": {"green": 1}, "B": {}}
+    assert len(first["cups"]) == 33 and {"side", "color", "center"} == set(first["cups"][0])
+    assert first["balls"] == []
+    assert lines[1] == {"image": str(cut), "error": {"code": "MARKERS_NOT_FOUND",
+                                                    "message": "marker 0 (near left), marker 3 (far left) not seen"}}
+    assert lines[2]["error"]["code"] == "BAD_IMAGE"
+    assert lines[3]["sides"] == first["sides"]          # and it went on after the errors
+
+
+def test_cups_command_with_a_calibration_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frame = table_with(Look(tilt_deg=15), ball=("B", "silver", 0))
+    image = tmp_path / "t.png"
+    cv2.imwrite(str(image), frame)
+    cal = tmp_path / "table.json"
+    assert main(["calibrate", "table", str(image), "--out", str(cal)]) == 0
+    capsys.readouterr()
+    assert main(["cups", str(image), "--json", "--calibration", str(cal)]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert line["markers"] == 4 and line["balls"][0]["side"] == "B" and line["balls"][0]["cup"] == "silver"
+    (tmp_path / "bad.json").write_text("[]")
+    assert main(["cups", str(image), "--calibration", str(tmp_path / "bad.json")]) == 2
+    assert "not a table calibration" in capsys.readouterr().err

@@ -56,12 +56,28 @@ class ColourProfiles:
         """(name or "unknown", distance to the nearest profile)."""
         if not self.profiles:
             return UNKNOWN, math.inf
-        ranked = sorted((p.distance(lab), name) for name, p in self.profiles.items())
+        names, centres, spreads = self._table()
+        d = np.linalg.norm((np.asarray(lab, np.float64) - centres) / spreads, axis=1)
+        per: dict[str, float] = {}
+        for name, dist in zip(names, d.tolist(), strict=True):
+            per[name] = min(dist, per.get(name, math.inf))
+        ranked = sorted((dist, name) for name, dist in per.items())
         d1, best = ranked[0]
         d2 = ranked[1][0] if len(ranked) > 1 else math.inf
         if d1 > self.max_distance or d2 - d1 < self.margin:
             return UNKNOWN, d1
         return best, d1
+
+    def _table(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Every centre as one array (for speed); rebuilt when the profiles change."""
+        key = id(self.profiles), len(self.profiles)
+        if getattr(self, "_cache_key", None) != key:
+            names = [n for n, p in self.profiles.items() for _ in p.lab]
+            centres = np.array([c for p in self.profiles.values() for c in p.lab], np.float64)
+            spreads = np.array([p.spread for p in self.profiles.values() for _ in p.lab], np.float64)
+            self._cache = (names, centres, spreads)
+            self._cache_key = key
+        return self._cache
 
     def classify(self, frame_bgr: np.ndarray, center: tuple[float, float], size: float) -> str:
         return self.classify_lab(face_lab(frame_bgr, center, size))[0]
@@ -124,8 +140,9 @@ def face_lab(frame_bgr: np.ndarray, center: tuple[float, float], size: float) ->
     patch = frame_bgr[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)]
     if patch.size == 0:
         return np.array([0.0, 0.0, 0.0])
-    lab = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab).reshape(-1, 3)
-    return np.median(lab, axis=0).astype(np.float64)
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3)  # 8-bit: L×255/100, a+128, b+128
+    m = np.median(lab, axis=0)
+    return np.array([m[0] * 100 / 255, m[1] - 128, m[2] - 128], np.float64)
 
 
 def default_profiles() -> ColourProfiles:

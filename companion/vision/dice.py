@@ -7,9 +7,10 @@ see ``models/dice-reader.md``):
 1. the *finder* looks at the frame at half size and gives a heat map of die centres (one cell per
    4 input pixels), the die size and the centre's sub-cell offset; local maxima above
    ``find_threshold`` are candidates;
-2. the *reader* looks at a 24×24 crop around each candidate (1.5 × the die size, from the
+2. the *reader* looks at a 32×32 crop around each candidate (1.4 × the die size, from the
    full-size frame) and says "not a die" or the value 1–6. Only the top face is in the middle of
-   the crop, so side faces seen by a tilted camera do not count.
+   the crop, so side faces seen by a tilted camera do not count. A doubtful crop is looked at
+   again turned by 90°, 180° and 270° and the four answers are averaged.
 
 The colour comes from :mod:`companion.vision.colour` (``"unknown"`` unless confidently one of
 the profiles). ``scale`` is the factor applied to the frame before the finder; 0.5 suits dice of
@@ -29,8 +30,8 @@ from companion.vision.colour import UNKNOWN, ColourProfiles, default_profiles
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 STRIDE = 4
-CROP = 24
-CROP_SCALE = 1.5
+CROP = 32
+CROP_SCALE = 1.4
 SIZE_NORM = 32.0
 
 
@@ -63,7 +64,8 @@ class DiceReader:
     """Holds the two networks and the colour profiles; :meth:`read` does one frame."""
 
     def __init__(self, profiles: ColourProfiles | None = None, models_dir: str | Path = MODELS,
-                 scale: float = 0.5, find_threshold: float = 0.3, die_threshold: float = 0.5) -> None:
+                 scale: float = 0.5, find_threshold: float = 0.3, die_threshold: float = 0.5,
+                 sure: float = 0.9) -> None:
         models_dir = Path(models_dir)
         self.finder = cv2.dnn.readNetFromONNX(str(models_dir / "dice-finder.onnx"))
         self.reader = cv2.dnn.readNetFromONNX(str(models_dir / "dice-reader.onnx"))
@@ -71,6 +73,7 @@ class DiceReader:
         self.scale = scale
         self.find_threshold = find_threshold
         self.die_threshold = die_threshold
+        self.sure = sure  # below this, the reader looks again at the crop turned three ways
 
     # ------------------------------------------------------------ stage 1
     def candidates(self, frame: np.ndarray) -> list[tuple[float, float, float, float]]:
@@ -97,6 +100,13 @@ class DiceReader:
         return found
 
     # ------------------------------------------------------------ stage 2
+    def _classify(self, crops: list[np.ndarray]) -> np.ndarray:
+        """Probabilities [not a die, 1, …, 6] per crop."""
+        self.reader.setInput(cv2.dnn.blobFromImages(crops, 1 / 255.0))
+        logits = self.reader.forward()
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
     def read(self, frame: np.ndarray) -> list[Die]:
         if frame is None or frame.ndim != 3 or frame.shape[2] != 3 or min(frame.shape[:2]) < 16:
             raise ValueError("expected a BGR image (height × width × 3, at least 16 pixels each way)")
@@ -106,10 +116,14 @@ class DiceReader:
         if not cands:
             return []
         crops = [crop_die(frame, cx, cy, s) for cx, cy, s, _ in cands]
-        self.reader.setInput(cv2.dnn.blobFromImages(crops, 1 / 255.0))
-        logits = self.reader.forward()
-        e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        prob = e / e.sum(axis=1, keepdims=True)
+        prob = self._classify(crops)
+        # A second look at the doubtful ones: the same crop turned by 90°, 180° and 270°.
+        doubtful = [i for i, p in enumerate(prob) if p.max() < self.sure]
+        if doubtful:
+            turned = [np.ascontiguousarray(np.rot90(crops[i], k)) for i in doubtful for k in (1, 2, 3)]
+            more = self._classify(turned).reshape(len(doubtful), 3, -1)
+            for n, i in enumerate(doubtful):
+                prob[i] = (prob[i] + more[n].sum(axis=0)) / 4
         h, w = frame.shape[:2]
         dice: list[Die] = []
         order = np.argsort([-(1 - p[0]) * c[3] for p, c in zip(prob, cands, strict=True)])

@@ -34,8 +34,8 @@ DATA = ROOT.parent / "shared" / "data" / "dice" / "byler"
 MODELS = ROOT / "models"
 IN = 320          # finder training window (pixels of the half-size frame)
 STRIDE = 4
-CROP = 24         # reader input
-CROP_SCALE = 1.5  # reader crop side = 1.5 × die size
+CROP = 32         # reader input
+CROP_SCALE = 1.4  # reader crop side = 1.4 × die size
 SIZE_NORM = 32.0  # finder size output is die size (input px) / 32
 
 
@@ -218,9 +218,9 @@ class Finder(nn.Module):
 class Reader(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.f = nn.Sequential(cbr(3, 16), nn.MaxPool2d(2), cbr(16, 32), nn.MaxPool2d(2),
-                               cbr(32, 48), nn.MaxPool2d(2))
-        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(48 * 3 * 3, 64), nn.ReLU(inplace=True), nn.Linear(64, 7))
+        self.f = nn.Sequential(cbr(3, 12), nn.MaxPool2d(2), cbr(12, 24), nn.MaxPool2d(2),
+                               cbr(24, 48), nn.MaxPool2d(2))
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(48 * 4 * 4, 64), nn.ReLU(inplace=True), nn.Linear(64, 7))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(self.f(x))
@@ -239,15 +239,16 @@ def focal(logit: torch.Tensor, heat: torch.Tensor) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------- training
-def train_finder(data, minutes: float, rng: np.random.Generator) -> nn.Module:
-    net = Finder()
-    opt = torch.optim.AdamW(net.parameters(), 3e-3, weight_decay=1e-4)
+def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
+                 lr: float = 3e-3) -> nn.Module:
+    net = net or Finder()
+    opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0, step = time.time(), 0
     budget = minutes * 60
     while time.time() - t0 < budget:
         frac = (time.time() - t0) / budget
         for g in opt.param_groups:
-            g["lr"] = 3e-3 * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
+            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
         wins, heats, regs, masks = [], [], [], []
         for _ in range(12):
             if rng.random() < 0.2:
@@ -271,15 +272,130 @@ def train_finder(data, minutes: float, rng: np.random.Generator) -> nn.Module:
     return net
 
 
-def train_reader(data, minutes: float, rng: np.random.Generator) -> nn.Module:
-    net = Reader()
-    opt = torch.optim.AdamW(net.parameters(), 3e-3, weight_decay=1e-4)
+HARD_FROM: Path | None = None  # a finder (ONNX) whose false finds become negatives
+PATCH = 3.0  # bank patches are 3 × die size: room for rotation and scale jitter
+
+
+PAD = 160
+
+
+def patch_of(padded: np.ndarray, cx: float, cy: float, size: float) -> tuple[np.ndarray, float, float]:
+    """A patch of side PATCH × size around (cx, cy) of an image padded by PAD on every side."""
+    half = int(math.ceil(size * PATCH / 2))
+    x0, y0 = int(cx) - half, int(cy) - half
+    p = padded[y0 + PAD:y0 + PAD + 2 * half, x0 + PAD:x0 + PAD + 2 * half].copy()
+    return p, cx - x0, cy - y0
+
+
+def build_bank(data, rng: np.random.Generator, synthetic_images: int = 60):
+    """(patch, cx, cy, size, label) for every die and for places that are not a die's centre."""
+    bank = []
+    sources = [(img, dice) for img, dice, _ in data] + [synthetic(rng) for _ in range(synthetic_images)]
+    for img, dice in sources:
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        for cx, cy, sz, v in dice:
+            bank.append((*patch_of(padded, cx, cy, sz), sz, int(v)))
+        h, w = img.shape[:2]
+        mean_size = float(np.median(dice[:, 2])) if len(dice) else 40.0
+        made = 0
+        for _ in range(80):
+            if made >= 10:
+                break
+            kind = rng.random()
+            sz = mean_size * rng.uniform(0.7, 1.4)
+            if kind < 0.45 and len(dice):
+                d = dice[int(rng.integers(0, len(dice)))]
+                a = rng.uniform(0, 2 * math.pi)
+                r = d[2] * rng.uniform(0.62, 1.0)
+                cx, cy = d[0] + r * math.cos(a), d[1] + r * math.sin(a)
+            elif kind < 0.6 and len(dice) > 1:
+                i, k = rng.choice(len(dice), 2, replace=False)
+                cx, cy = (dice[i, 0] + dice[k, 0]) / 2, (dice[i, 1] + dice[k, 1]) / 2
+            else:
+                cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+            if not (0 <= cx < w and 0 <= cy < h) or sz * PATCH / 2 + 2 > PAD:
+                continue
+            if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
+                continue
+            bank.append((*patch_of(padded, cx, cy, sz), sz, 0))
+            made += 1
+    return bank
+
+
+def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int = 3):
+    """Bank patches (label 0) where the finder sees a die and there is none: tray walls, busy
+    borders, gaps between touching dice."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from companion.vision.colour import ColourProfiles
+    from companion.vision.dice import DiceReader
+
+    reader = DiceReader.__new__(DiceReader)
+    reader.finder = cv2.dnn.readNetFromONNX(str(finder_onnx))
+    reader.scale, reader.find_threshold = 0.5, threshold
+    reader.profiles = ColourProfiles()
+    out = []
+    for img, dice, _ in data:
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        for cx, cy, size, _heat in reader.candidates(img):
+            if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
+                continue
+            if size * PATCH / 2 + 2 > PAD:
+                continue
+            out += [(*patch_of(padded, cx, cy, size), size, 0)] * copies
+    return out
+
+
+def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
+    patch, cx, cy, sz, label = item
+    j = sz * 0.08 if label else 0.0
+    crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
+                       rng.uniform(0, 360))
+    return photometric(crop, rng, 0.6)
+
+
+def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
+                 lr: float = 3e-3) -> nn.Module:
+    bank = build_bank(data, rng)
+    if HARD_FROM is not None:
+        hard = hard_negatives(data, HARD_FROM)
+        print(f"hard negatives: {len(hard) // 3} places where the finder saw a die and there is none", flush=True)
+        bank += hard
+    print(f"bank: {len(bank)} patches, {sum(1 for b in bank if b[4])} dice", flush=True)
+    net = net or Reader()
+    opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0, step = time.time(), 0
     budget = minutes * 60
     while time.time() - t0 < budget:
         frac = (time.time() - t0) / budget
         for g in opt.param_groups:
-            g["lr"] = 3e-3 * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
+            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
+        idx = rng.integers(0, len(bank), 256)
+        xs = [bank_sample(bank[i], rng) for i in idx]
+        ys = [bank[i][4] for i in idx]
+        y = net(to_tensor(xs))
+        loss = F.cross_entropy(y, torch.tensor(ys), label_smoothing=0.02)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if step % 100 == 0:
+            acc = (y.argmax(1) == torch.tensor(ys)).float().mean().item()
+            print(f"reader step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} acc {acc:.3f}", flush=True)
+    return net
+
+
+def train_reader_slow(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
+                      lr: float = 3e-3) -> nn.Module:
+    net = net or Reader()
+    opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
+    t0, step = time.time(), 0
+    budget = minutes * 60
+    while time.time() - t0 < budget:
+        frac = (time.time() - t0) / budget
+        for g in opt.param_groups:
+            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
         xs, ys = [], []
         while len(xs) < 192:
             if rng.random() < 0.2:
@@ -315,6 +431,10 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--resume", type=Path, help="continue from a saved state (.pt)")
+    ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
+    ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
@@ -322,11 +442,20 @@ def main() -> None:
     train = load_split("train")
     fit = [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
+    global HARD_FROM
+    HARD_FROM = a.hard_negatives
+    net = Finder() if a.part == "finder" else Reader()
+    if a.resume:
+        net.load_state_dict(torch.load(a.resume))
     if a.part == "finder":
-        net = train_finder(fit, a.minutes, rng)
+        net = train_finder(fit, a.minutes, rng, net, a.lr)
+    else:
+        net = train_reader(fit, a.minutes, rng, net, a.lr)
+    if a.save:
+        torch.save(net.state_dict(), a.save)
+    if a.part == "finder":
         print(export(net, "dice-finder", (1, 3, IN, IN), {"x": {2: "h", 3: "w"}, "y": {2: "h", 3: "w"}}))
     else:
-        net = train_reader(fit, a.minutes, rng)
         print(export(net, "dice-reader", (1, 3, CROP, CROP), {"x": {0: "n"}, "y": {0: "n"}}))
 
 

@@ -33,6 +33,7 @@ STRIDE = 4
 CROP = 32
 CROP_SCALE = 1.4
 SIZE_NORM = 32.0
+BATCH = 8
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class DiceReader:
     """Holds the two networks and the colour profiles; :meth:`read` does one frame."""
 
     def __init__(self, profiles: ColourProfiles | None = None, models_dir: str | Path = MODELS,
-                 scale: float = 0.5, find_threshold: float = 0.3, die_threshold: float = 0.5,
+                 scale: float = 0.5, find_threshold: float = 0.25, die_threshold: float = 0.5,
                  sure: float = 0.9) -> None:
         models_dir = Path(models_dir)
         self.finder = cv2.dnn.readNetFromONNX(str(models_dir / "dice-finder.onnx"))
@@ -74,6 +75,10 @@ class DiceReader:
         self.find_threshold = find_threshold
         self.die_threshold = die_threshold
         self.sure = sure  # below this, the reader looks again at the crop turned three ways
+        # OpenCV sets a network up on its first run: do it now, not on the first camera frame
+        self.finder.setInput(np.zeros((1, 3, 320, 320), np.float32))
+        self.finder.forward()
+        self._classify([np.zeros((CROP, CROP, 3), np.uint8)] * 4)
 
     # ------------------------------------------------------------ stage 1
     def candidates(self, frame: np.ndarray) -> list[tuple[float, float, float, float]]:
@@ -101,9 +106,15 @@ class DiceReader:
 
     # ------------------------------------------------------------ stage 2
     def _classify(self, crops: list[np.ndarray]) -> np.ndarray:
-        """Probabilities [not a die, 1, …, 6] per crop."""
-        self.reader.setInput(cv2.dnn.blobFromImages(crops, 1 / 255.0))
-        logits = self.reader.forward()
+        """Probabilities [not a die, 1, …, 6] per crop. Always in batches of BATCH crops: OpenCV
+        sets a network up again for every new input shape, which costs more than the crops."""
+        n = len(crops)
+        blob = cv2.dnn.blobFromImages(crops + [crops[0]] * (-n % BATCH), 1 / 255.0)
+        out = []
+        for k in range(0, len(blob), BATCH):
+            self.reader.setInput(blob[k:k + BATCH])
+            out.append(self.reader.forward())
+        logits = np.concatenate(out)[:n]
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 

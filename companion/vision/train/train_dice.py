@@ -158,43 +158,6 @@ def reader_crop(img: np.ndarray, cx: float, cy: float, size: float, angle: float
     return cv2.warpAffine(img, M, (CROP, CROP), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
 
 
-def reader_samples(img: np.ndarray, dice: np.ndarray, rng: np.random.Generator, n_neg: int):
-    """Crops of every die (jittered) and ``n_neg`` crops that are not a die's centre."""
-    xs, ys = [], []
-    src = photometric(img, rng, 0.6)
-    for cx, cy, sz, v in dice:
-        j = sz * 0.1
-        s = sz * rng.uniform(0.8, 1.25)
-        xs.append(reader_crop(src, cx + rng.normal(0, j), cy + rng.normal(0, j), s, rng.uniform(0, 360)))
-        ys.append(int(v))
-    h, w = img.shape[:2]
-    mean_size = float(np.median(dice[:, 2])) if len(dice) else 40.0
-    made = 0
-    for _ in range(n_neg * 6):
-        if made >= n_neg:
-            break
-        kind = rng.random()
-        sz = mean_size * rng.uniform(0.7, 1.4)
-        if kind < 0.4 and len(dice):  # partly on a die
-            d = dice[int(rng.integers(0, len(dice)))]
-            a = rng.uniform(0, 2 * math.pi)
-            r = d[2] * rng.uniform(0.62, 1.0)
-            cx, cy = d[0] + r * math.cos(a), d[1] + r * math.sin(a)
-        elif kind < 0.55 and len(dice) > 1:  # between two dice
-            i, k = rng.choice(len(dice), 2, replace=False)
-            cx, cy = (dice[i, 0] + dice[k, 0]) / 2, (dice[i, 1] + dice[k, 1]) / 2
-        else:
-            cx, cy = rng.uniform(0, w), rng.uniform(0, h)
-        if len(dice):
-            dist = np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]
-            if dist.min() < 0.55:
-                continue
-        xs.append(reader_crop(src, cx, cy, sz, rng.uniform(0, 360)))
-        ys.append(0)
-        made += 1
-    return xs, ys
-
-
 # ---------------------------------------------------------------- networks
 def cbr(i: int, o: int, s: int = 1, d: int = 1) -> nn.Sequential:
     return nn.Sequential(nn.Conv2d(i, o, 3, s, d, dilation=d, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
@@ -381,37 +344,6 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
         opt.step()
         step += 1
         if step % 100 == 0:
-            acc = (y.argmax(1) == torch.tensor(ys)).float().mean().item()
-            print(f"reader step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} acc {acc:.3f}", flush=True)
-    return net
-
-
-def train_reader_slow(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
-                      lr: float = 3e-3) -> nn.Module:
-    net = net or Reader()
-    opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
-    t0, step = time.time(), 0
-    budget = minutes * 60
-    while time.time() - t0 < budget:
-        frac = (time.time() - t0) / budget
-        for g in opt.param_groups:
-            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
-        xs, ys = [], []
-        while len(xs) < 192:
-            if rng.random() < 0.2:
-                img, dice = synthetic(rng)
-            else:
-                img, dice, _ = data[int(rng.integers(0, len(data)))]
-            a, b = reader_samples(img, dice, rng, n_neg=max(3, len(dice) // 2))
-            xs += a
-            ys += b
-        y = net(to_tensor(xs))
-        loss = F.cross_entropy(y, torch.tensor(ys), label_smoothing=0.02)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        step += 1
-        if step % 20 == 0:
             acc = (y.argmax(1) == torch.tensor(ys)).float().mean().item()
             print(f"reader step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} acc {acc:.3f}", flush=True)
     return net

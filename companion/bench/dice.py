@@ -1,0 +1,309 @@
+"""``companion bench dice LABELLED_DIR [--split test] [--perturb] [--json]``: the dice reader's
+accuracy and speed on labelled photos (``images/*.jpg`` + YOLO ``labels/*.txt``, class = value − 1).
+
+A detection matches a labelled die when its centre lies inside the label box grown by 25 % per
+side (``shared/data/README.md``); each label takes at most one detection (most confident first).
+
+* ``found_right`` — labelled dice matched by a detection with the right value (recall for value);
+* ``precision`` — detections that match a die and read its value right;
+* ``extra`` — detections matching no labelled die, per labelled die;
+* ``images_right`` — images with every die found with its value and nothing extra;
+* per value 1–6: precision and recall;
+* median and p90 milliseconds per image (reading only; one OpenCV thread), the memory the reader
+  adds to the process, the machine.
+
+``--perturb`` reads every photo after a seeded perturbation: rotation (any angle, canvas grown so
+nothing is cut), a perspective tilt up to 25°, Gaussian blur, half the light and JPEG quality 40.
+``--colour-labels FILE`` adds colour figures from hand-labelled dice (see
+``tests/vision/data/byler_colours.json``)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.colour import UNKNOWN, load_profiles
+from companion.vision.dice import DiceReader, Die
+
+
+def machine() -> str:
+    import os
+
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{platform.machine()} {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, OpenCV {cv2.__version__}"
+
+
+def rss_mb() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+# ------------------------------------------------------------------ data
+def load_labelled(root: Path, split: str | None) -> list[tuple[Path, np.ndarray]]:
+    """[(image path, labels[n, 5] = value, x0, y0, x1, y1 in pixels)]"""
+    wanted = None
+    if split and split != "all":
+        ann = root / "annotations.csv"
+        if not ann.exists():
+            raise SystemExit(f"--split needs {ann} (with an upstream_split column)")
+        with open(ann) as f:
+            wanted = {Path(r["image"]).name for r in csv.DictReader(f) if r["upstream_split"] == split}
+    out = []
+    for img in sorted((root / "images").glob("*")):
+        if img.suffix.lower() not in (".jpg", ".jpeg", ".png") or (wanted is not None and img.name not in wanted):
+            continue
+        lab = root / "labels" / (img.stem + ".txt")
+        if not lab.exists():
+            continue
+        shape = cv2.imread(str(img)).shape
+        h, w = shape[:2]
+        rows = []
+        for line in lab.read_text().split("\n"):
+            parts = line.split()
+            if len(parts) != 5:
+                continue
+            c, cx, cy, bw, bh = int(parts[0]), *(float(p) for p in parts[1:])
+            rows.append([c + 1, (cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h])
+        out.append((img, np.array(rows, np.float64).reshape(-1, 5)))
+    return out
+
+
+def perturb(img: np.ndarray, labels: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rotation, a perspective tilt up to 25°, blur, half the light, JPEG quality 40 — labels follow."""
+    rng = np.random.default_rng(seed)
+    h, w = img.shape[:2]
+    f = float(max(w, h))  # focal length in pixels (about a 53° field of view)
+    tilt = math.radians(rng.uniform(10, 25))
+    axis = rng.uniform(0, 2 * math.pi)
+    ax = np.array([math.cos(axis), math.sin(axis), 0.0])
+    R, _ = cv2.Rodrigues(ax * tilt)
+    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]])
+    rot = cv2.getRotationMatrix2D((w / 2, h / 2), rng.uniform(0, 360), 1.0)
+    H = K @ R @ np.linalg.inv(K) @ np.vstack([rot, [0, 0, 1]])
+    corners = cv2.perspectiveTransform(np.array([[[0, 0], [w, 0], [w, h], [0, h]]], np.float64), H)[0]
+    x0, y0 = corners.min(0)
+    x1, y1 = corners.max(0)
+    s = min(1.0, 1.4 * max(w, h) / max(x1 - x0, y1 - y0))  # keep the canvas reasonable
+    H = np.array([[s, 0, -x0 * s], [0, s, -y0 * s], [0, 0, 1]]) @ H
+    size = (int(math.ceil((x1 - x0) * s)), int(math.ceil((y1 - y0) * s)))
+    out = cv2.warpPerspective(img, H, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                              borderValue=(128, 128, 128))
+    out = cv2.GaussianBlur(out, (0, 0), 1.0)
+    out = (out.astype(np.float32) * 0.5).astype(np.uint8)
+    ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, 40])
+    out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    new = []
+    for v, bx0, by0, bx1, by1 in labels:
+        pts = np.array([[[bx0, by0], [bx1, by0], [bx1, by1], [bx0, by1]]], np.float64)
+        # the die's centre moves as a point; its box is the transformed box's bounds
+        c = cv2.perspectiveTransform(np.array([[[(bx0 + bx1) / 2, (by0 + by1) / 2]]]), H)[0, 0]
+        q = cv2.perspectiveTransform(pts, H)[0]
+        half = (q.max(0) - q.min(0)) / 2
+        new.append([v, c[0] - half[0], c[1] - half[1], c[0] + half[0], c[1] + half[1]])
+    return out, np.array(new, np.float64).reshape(-1, 5)
+
+
+# ------------------------------------------------------------------ scoring
+def pct(a: float, b: float) -> float | None:
+    return round(100 * a / b, 2) if b else None
+
+
+def match(dice: list[Die], labels: np.ndarray) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """(label index, detection index) pairs; unmatched labels; unmatched detections."""
+    taken: set[int] = set()
+    pairs = []
+    extra = []
+    for j in sorted(range(len(dice)), key=lambda k: -dice[k].confidence):
+        x, y = dice[j].center
+        best, best_d = None, math.inf
+        for i, (_, x0, y0, x1, y1) in enumerate(labels):
+            if i in taken:
+                continue
+            gx, gy = (x1 - x0) * 0.25, (y1 - y0) * 0.25
+            if x0 - gx <= x <= x1 + gx and y0 - gy <= y <= y1 + gy:
+                d = math.hypot(x - (x0 + x1) / 2, y - (y0 + y1) / 2)
+                if d < best_d:
+                    best, best_d = i, d
+        if best is None:
+            extra.append(j)
+        else:
+            taken.add(best)
+            pairs.append((best, j))
+    missed = [i for i in range(len(labels)) if i not in taken]
+    return pairs, missed, extra
+
+
+def colour_truth(path: Path | None, split: str | None) -> dict[str, list[dict]]:
+    if path is None:
+        return {}
+    data = json.loads(Path(path).read_text())
+    out: dict[str, list[dict]] = {}
+    for key, per in data.items():
+        if key == "about" or (split not in (None, "all") and key != split):
+            continue
+        for image, dice in per.items():
+            out[Path(image).name] = dice
+    return out
+
+
+def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | None,
+          colours: str | None, scale: float) -> dict:
+    cv2.setNumThreads(1)
+    items = load_labelled(root, split)
+    truth = colour_truth(colour_labels, split)
+    before = rss_mb()
+    reader = DiceReader(load_profiles(colours), scale=scale)
+    n_labels = n_det = right = wrong_value = n_extra = images_right = 0
+    per_value = {v: {"labelled": 0, "read": 0, "right": 0} for v in range(1, 7)}
+    ms: list[float] = []
+    failures = []
+    col = {"scored": 0, "right": 0, "unknown": 0, "wrong": 0, "other_named": 0, "profile_as_other_profile": 0}
+    col_fail = []
+    dice_counts = []
+    for k, (path, labels) in enumerate(items):
+        img = cv2.imread(str(path))
+        if perturbed:
+            img, labels = perturb(img, labels, seed=k)
+        t0 = time.perf_counter()
+        dice = reader.read(img)
+        ms.append((time.perf_counter() - t0) * 1000)
+        dice_counts.append(len(labels))
+        pairs, missed, extra = match(dice, labels)
+        n_labels += len(labels)
+        n_det += len(dice)
+        n_extra += len(extra)
+        ok = not missed and not extra
+        for v in labels[:, 0]:
+            per_value[int(v)]["labelled"] += 1
+        for d in dice:
+            per_value[d.value]["read"] += 1
+        for i, j in pairs:
+            if dice[j].value == int(labels[i, 0]):
+                right += 1
+                per_value[dice[j].value]["right"] += 1
+            else:
+                wrong_value += 1
+                ok = False
+        images_right += ok
+        if not ok:
+            failures.append({
+                "image": path.name,
+                "expected": sorted(int(v) for v in labels[:, 0]),
+                "got": sorted(d.value for d in dice),
+                "wrong": [{"expected": int(labels[i, 0]), "got": dice[j].value,
+                           "center": [round(c) for c in dice[j].center]}
+                          for i, j in pairs if dice[j].value != int(labels[i, 0])],
+                "missed": [{"value": int(labels[i, 0]),
+                            "center": [round((labels[i, 1] + labels[i, 3]) / 2), round((labels[i, 2] + labels[i, 4]) / 2)]}
+                           for i in missed],
+                "extra": [{"value": dice[j].value, "center": [round(c) for c in dice[j].center],
+                           "confidence": round(dice[j].confidence, 2)} for j in extra],
+            })
+        if not perturbed and path.name in truth:
+            profiles = set(reader.profiles.profiles)
+            for t in truth[path.name]:
+                if t["color"] == "ambiguous":
+                    continue
+                cx, cy = t["center"]
+                near = [d for d in dice if math.hypot(d.center[0] - cx, d.center[1] - cy) < 0.5 * d.size]
+                if not near:
+                    continue
+                got, want = near[0].color, t["color"]
+                col["scored"] += 1
+                if want == "other":
+                    good = got == UNKNOWN
+                else:
+                    good = got == want
+                col["right" if good else ("unknown" if got == UNKNOWN else "wrong")] += 1
+                if want == "other" and got != UNKNOWN:
+                    col["other_named"] += 1
+                if want in profiles and got in profiles and got != want:
+                    col["profile_as_other_profile"] += 1
+                if not good and got != UNKNOWN:
+                    col_fail.append({"image": path.name, "center": [cx, cy], "labelled": want, "got": got})
+    after = rss_mb()
+    result = {
+        "data": str(root), "split": split or "all", "perturbed": perturbed, "images": len(items),
+        "dice": n_labels, "detections": n_det,
+        "found_right_pct": pct(right, n_labels),
+        "precision_pct": pct(right, n_det),
+        "wrong_value": wrong_value, "missed": n_labels - right - wrong_value, "extra": n_extra,
+        "extra_pct": pct(n_extra, n_labels),
+        "images_right_pct": pct(images_right, len(items)),
+        "per_value": {v: {"precision_pct": pct(c["right"], c["read"]), "recall_pct": pct(c["right"], c["labelled"])}
+                      for v, c in per_value.items()},
+        "ms_median": round(statistics.median(ms), 2) if ms else None,
+        "ms_p90": round(float(np.percentile(ms, 90)), 2) if ms else None,
+        "ms_median_images_with_20_plus_dice": round(statistics.median([m for m, c in zip(ms, dice_counts, strict=True) if c >= 20]), 2)
+        if any(c >= 20 for c in dice_counts) else None,
+        "image_size": "varies" if perturbed else "as stored",
+        "reader_adds_mb": round(after - before, 1),
+        "machine": machine(),
+        "threads": 1,
+        "failures": failures,
+    }
+    if col["scored"]:
+        result["colour"] = {**col, "right_or_unknown_pct": pct(col["right"] + col["unknown"], col["scored"]),
+                            "failures": col_fail}
+    return result
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("labelled_dir", metavar="LABELLED_DIR", type=Path)
+    parser.add_argument("--split", help="only images of this upstream_split (annotations.csv): train, test or all")
+    parser.add_argument("--perturb", action="store_true", help="rotate, tilt, blur, darken and JPEG-compress each photo")
+    parser.add_argument("--colour-labels", type=Path, help="hand-labelled die colours (JSON) to score colours")
+    parser.add_argument("--colours", help="colour profile file (default models/dice-colours.json)")
+    parser.add_argument("--scale", type=float, default=0.5)
+    parser.add_argument("--json", action="store_true", help="one JSON object with every figure")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not (args.labelled_dir / "images").is_dir():
+        print(f"{args.labelled_dir}: expected images/ and labels/ (YOLO, class = value - 1)")
+        return 2
+    r = bench(args.labelled_dir, args.split, args.perturb, args.colour_labels, args.colours, args.scale)
+    if args.json:
+        print(json.dumps(r))
+        return 0
+    print(f"machine: {r['machine']} (1 OpenCV thread)")
+    print(f"{r['data']} split={r['split']} perturbed={r['perturbed']}: {r['images']} images, {r['dice']} dice, "
+          f"{r['detections']} detections")
+    print(f"found with the right value: {r['found_right_pct']} %   precision: {r['precision_pct']} %   "
+          f"extra: {r['extra']} ({r['extra_pct']} %)   wrong value: {r['wrong_value']}   missed: {r['missed']}")
+    print(f"images entirely right: {r['images_right_pct']} %")
+    print("per value (precision/recall %): " + "  ".join(
+        f"{v}: {c['precision_pct']}/{c['recall_pct']}" for v, c in r["per_value"].items()))
+    print(f"ms per image: median {r['ms_median']}, p90 {r['ms_p90']}; 20+ dice median "
+          f"{r['ms_median_images_with_20_plus_dice']}; reader adds {r['reader_adds_mb']} MB")
+    if "colour" in r:
+        c = r["colour"]
+        print(f"colour: {c['scored']} labelled dice, right {c['right']}, unknown {c['unknown']}, wrong {c['wrong']} "
+              f"(right or unknown {c['right_or_unknown_pct']} %; profile reported as another profile: "
+              f"{c['profile_as_other_profile']})")
+        for f in c["failures"]:
+            print(f"  colour failure {f}")
+    for f in r["failures"]:
+        print(f"  failure {json.dumps(f)}")
+    return 0

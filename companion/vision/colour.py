@@ -1,0 +1,161 @@
+"""Die colour profiles: learn them from dice of known colours, store them as a small JSON file,
+and name a die's colour — or say ``"unknown"`` when it is not confidently one of them.
+
+A die's colour is the median CIE L*a*b* of the middle of its top face: pips cover a minority of
+the face, so the median is the body. A profile is one or more L*a*b* centres with a spread per
+axis; the distance of a die to a profile is the spread-scaled distance to its nearest centre.
+A die is named only when its nearest profile is within ``max_distance`` and clearly nearer than
+the second (``margin``); anything else is ``"unknown"``, never a guess.
+
+File format (``models/dice-colours.json``, ``<data dir>/colours.json``)::
+
+    {"format": "companion-dice-colours/1", "max_distance": 2.5, "margin": 1.0,
+     "profiles": {"red": {"lab": [[45.1, 60.2, 40.0]], "spread": [18, 9, 9]}, ...}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+FORMAT = "companion-dice-colours/1"
+UNKNOWN = "unknown"
+DEFAULT_FILE = Path(__file__).resolve().parents[2] / "models" / "dice-colours.json"
+# The least spread a learned profile gets (L*, a*, b*): one calibration frame under-estimates how
+# much the light varies across the table.
+MIN_SPREAD = (12.0, 4.0, 4.0)
+
+
+class ColourFileError(ValueError):
+    """A colour profile file that cannot be used (with the reason in words)."""
+
+
+@dataclass
+class Profile:
+    lab: list[tuple[float, float, float]]
+    spread: tuple[float, float, float]
+
+    def distance(self, lab: np.ndarray) -> float:
+        s = np.asarray(self.spread, np.float64)
+        return float(min(np.linalg.norm((lab - np.asarray(c)) / s) for c in self.lab))
+
+
+@dataclass
+class ColourProfiles:
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    max_distance: float = 3.0
+    margin: float = 1.0
+
+    # ------------------------------------------------------------ naming
+    def classify_lab(self, lab: np.ndarray) -> tuple[str, float]:
+        """(name or "unknown", distance to the nearest profile)."""
+        if not self.profiles:
+            return UNKNOWN, math.inf
+        names, centres, spreads = self._table()
+        d = np.linalg.norm((np.asarray(lab, np.float64) - centres) / spreads, axis=1)
+        per: dict[str, float] = {}
+        for name, dist in zip(names, d.tolist(), strict=True):
+            per[name] = min(dist, per.get(name, math.inf))
+        ranked = sorted((dist, name) for name, dist in per.items())
+        d1, best = ranked[0]
+        d2 = ranked[1][0] if len(ranked) > 1 else math.inf
+        if d1 > self.max_distance or d2 - d1 < self.margin:
+            return UNKNOWN, d1
+        return best, d1
+
+    def _table(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Every centre as one array (for speed); rebuilt when the profiles change."""
+        key = id(self.profiles), len(self.profiles)
+        if getattr(self, "_cache_key", None) != key:
+            names = [n for n, p in self.profiles.items() for _ in p.lab]
+            centres = np.array([c for p in self.profiles.values() for c in p.lab], np.float64)
+            spreads = np.array([p.spread for p in self.profiles.values() for _ in p.lab], np.float64)
+            self._cache = (names, centres, spreads)
+            self._cache_key = key
+        return self._cache
+
+    def classify(self, frame_bgr: np.ndarray, center: tuple[float, float], size: float) -> str:
+        return self.classify_lab(face_lab(frame_bgr, center, size))[0]
+
+    # ------------------------------------------------------------ learning
+    @classmethod
+    def learn(cls, samples: dict[str, list[np.ndarray]], max_distance: float = 2.5,
+              margin: float = 1.0) -> ColourProfiles:
+        """One profile per name from the L*a*b* of dice known to have that colour."""
+        profiles = {}
+        for name, labs in samples.items():
+            arr = np.asarray(labs, np.float64).reshape(-1, 3)
+            if not len(arr):
+                continue
+            centre = arr.mean(axis=0)
+            spread = np.maximum(arr.std(axis=0) * 2, MIN_SPREAD) if len(arr) > 1 else np.asarray(MIN_SPREAD)
+            profiles[name] = Profile([tuple(round(float(v), 2) for v in centre)],
+                                     tuple(round(float(v), 2) for v in spread))
+        return cls(profiles, max_distance, margin)
+
+    # ------------------------------------------------------------ files
+    def to_json(self) -> dict:
+        return {"format": FORMAT, "max_distance": self.max_distance, "margin": self.margin,
+                "profiles": {n: {"lab": [list(c) for c in p.lab], "spread": list(p.spread)}
+                             for n, p in self.profiles.items()}}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> ColourProfiles:
+        try:
+            data = json.loads(Path(path).read_text())
+        except OSError as err:
+            raise ColourFileError(f"cannot read {path}: {err.strerror}") from None
+        except json.JSONDecodeError as err:
+            raise ColourFileError(f"{path} is not JSON: {err}") from None
+        try:
+            if data.get("format") != FORMAT:
+                raise ColourFileError(f"{path}: format is not {FORMAT}")
+            profiles = {}
+            for name, p in data["profiles"].items():
+                labs = [tuple(float(v) for v in c) for c in p["lab"]]
+                spread = tuple(float(v) for v in p["spread"])
+                if not labs or any(len(c) != 3 for c in labs) or len(spread) != 3 or min(spread) <= 0:
+                    raise ColourFileError(f"{path}: profile {name!r} needs lab centres [L, a, b] and 3 positive spreads")
+                profiles[str(name)] = Profile(labs, spread)  # type: ignore[arg-type]
+            return cls(profiles, float(data.get("max_distance", 3.0)), float(data.get("margin", 1.0)))
+        except (AttributeError, KeyError, TypeError, ValueError) as err:
+            if isinstance(err, ColourFileError):
+                raise
+            raise ColourFileError(f"{path}: not a colour profile file ({err})") from None
+
+
+def face_lab(frame_bgr: np.ndarray, center: tuple[float, float], size: float) -> np.ndarray:
+    """Median L*a*b* (L 0–100, a/b about 0) of the middle half of a die's face."""
+    h, w = frame_bgr.shape[:2]
+    r = max(1, int(size * 0.25))
+    cx, cy = int(round(center[0])), int(round(center[1]))
+    patch = frame_bgr[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)]
+    if patch.size == 0:
+        return np.array([0.0, 0.0, 0.0])
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3)  # 8-bit: L×255/100, a+128, b+128
+    m = np.median(lab, axis=0)
+    return np.array([m[0] * 100 / 255, m[1] - 128, m[2] - 128], np.float64)
+
+
+def default_profiles() -> ColourProfiles:
+    return ColourProfiles.load(DEFAULT_FILE)
+
+
+def load_profiles(path: str | Path | None, data_dir: str | Path | None = None) -> ColourProfiles:
+    """The profiles to use: ``path`` if given ("none" = no colours), else ``<data dir>/colours.json``
+    when it exists (a table calibrated with ``companion calibrate colours``), else the defaults."""
+    if path is not None:
+        if str(path).lower() == "none":
+            return ColourProfiles()
+        return ColourProfiles.load(path)
+    if data_dir is not None and (Path(data_dir) / "colours.json").exists():
+        return ColourProfiles.load(Path(data_dir) / "colours.json")
+    return default_profiles()

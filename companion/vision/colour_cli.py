@@ -1,0 +1,90 @@
+"""``companion calibrate colours``: learn die colour profiles from one frame of dice of known
+colours, under the table's own light.
+
+Lay the dice in a row across the table, photograph them (or grab a frame), and name their
+colours from left to right::
+
+    companion calibrate colours --image row.jpg --colours white,black,red,blue,yellow,green
+
+A colour may repeat (``red,red,blue``: more dice of a colour make a better profile). Instead of
+left-to-right order, ``--labels FILE`` takes ``[{"center": [x, y], "color": "red"}, ...]``: each
+label names the die nearest to it. The profiles go to ``--out`` (default
+``<data dir>/colours.json``, which ``companion dice`` and the camera use from then on). The command
+prints what it learned and warns when two colours are too alike to tell apart reliably.
+Exit status 2 when the frame does not match the names (too few or too many dice, no image)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.colour import ColourProfiles, face_lab
+from companion.vision.dice import DiceReader
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--image", required=True, help="one frame with the dice lying face up")
+    how = parser.add_mutually_exclusive_group(required=True)
+    how.add_argument("--colours", help="colour names of the dice from left to right, comma-separated")
+    how.add_argument("--labels", type=Path, help='JSON list of {"center": [x, y], "color": name}')
+    parser.add_argument("--out", type=Path, help="profile file to write (default <data dir>/colours.json)")
+    parser.add_argument("--data-dir", default="data")
+
+
+def fail(message: str) -> int:
+    print(f"calibrate colours: {message}")
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    frame = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
+    if frame is None:
+        return fail(f"cannot read an image from {args.image}")
+    dice = DiceReader(profiles=ColourProfiles()).read(frame)
+    if not dice:
+        return fail("no dice found in the frame")
+    samples: dict[str, list] = {}
+    if args.colours is not None:
+        names = [n.strip().lower() for n in args.colours.split(",") if n.strip()]
+        if len(names) != len(dice):
+            return fail(f"{len(names)} colours named but {len(dice)} dice found "
+                        f"(at x = {', '.join(str(round(d.center[0])) for d in sorted(dice, key=lambda d: d.center[0]))})")
+        pairs = list(zip(sorted(dice, key=lambda d: d.center[0]), names, strict=True))
+    else:
+        try:
+            labels = json.loads(args.labels.read_text())
+            wanted = [(str(lab["color"]).lower(), float(lab["center"][0]), float(lab["center"][1])) for lab in labels]
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as err:
+            return fail(f"{args.labels}: expected a JSON list of {{\"center\": [x, y], \"color\": name}} ({err})")
+        pairs = []
+        for name, x, y in wanted:
+            near = min(dice, key=lambda d: math.hypot(d.center[0] - x, d.center[1] - y))
+            if math.hypot(near.center[0] - x, near.center[1] - y) > near.size:
+                return fail(f"no die near ({x:.0f}, {y:.0f}) for {name}")
+            pairs.append((near, name))
+    for die, name in pairs:
+        samples.setdefault(name, []).append(face_lab(frame, die.center, die.size))
+    profiles = ColourProfiles.learn(samples)
+    out = args.out or Path(args.data_dir) / "colours.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    profiles.save(out)
+    print(f"learned {len(profiles.profiles)} colours from {len(pairs)} dice -> {out}")
+    for name, p in profiles.profiles.items():
+        L, a, b = p.lab[0]
+        print(f"  {name:8s} L*a*b* ({L:.0f}, {a:.0f}, {b:.0f})  from {len(samples[name])} dice")
+    for die, name in pairs:  # check: does each die come back with its own name?
+        got = profiles.classify(frame, die.center, die.size)
+        if got != name:
+            print(f"  warning: the {name} die at ({die.center[0]:.0f}, {die.center[1]:.0f}) reads as {got}")
+    names = list(profiles.profiles)
+    for i, m in enumerate(names):
+        for n in names[i + 1:]:
+            d = min(profiles.profiles[m].distance(np.asarray(c)) for c in profiles.profiles[n].lab)
+            if d < profiles.max_distance + profiles.margin:
+                print(f"  warning: {m} and {n} are alike under this light; dice may read as unknown")
+    return 0

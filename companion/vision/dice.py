@@ -1,0 +1,174 @@
+"""The dice reader: every die lying on the table in a BGR frame, with its face-up value, colour,
+centre, box and a confidence (EVENTS.md, "Reading dice from an image").
+
+Two small networks run through ``cv2.dnn`` (``models/dice-finder.onnx``, ``models/dice-reader.onnx``;
+see ``models/dice-reader.md``):
+
+1. the *finder* looks at the frame at half size and gives a heat map of die centres (one cell per
+   4 input pixels), the die size and the centre's sub-cell offset; local maxima above
+   ``find_threshold`` are candidates;
+2. the *reader* looks at a 32×32 crop around each candidate (1.4 × the die size, from the
+   full-size frame) and says "not a die" or the value 1–6. Only the top face is in the middle of
+   the crop, so side faces seen by a tilted camera do not count. A doubtful crop is looked at
+   again turned by 90°, 180° and 270° and the four answers are averaged.
+
+The colour comes from :mod:`companion.vision.colour` (``"unknown"`` unless confidently one of
+the profiles). ``scale`` is the factor applied to the frame before the finder; 0.5 suits dice of
+about 20–70 pixels across (the byler photos at 640×640, the demo's dice at 1280×720).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.vision.colour import UNKNOWN, ColourProfiles, default_profiles
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+STRIDE = 4
+CROP = 32
+CROP_SCALE = 1.4
+SIZE_NORM = 32.0
+BATCH = 8
+
+
+@dataclass(frozen=True)
+class Die:
+    value: int
+    color: str
+    center: tuple[float, float]
+    box: tuple[int, int, int, int]  # x0, y0, x1, y1 pixels of the input frame
+    confidence: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "color": self.color,
+                "center": [round(self.center[0], 1), round(self.center[1], 1)],
+                "box": list(self.box), "confidence": round(self.confidence, 3)}
+
+    @property
+    def size(self) -> float:
+        return float(np.sqrt(max(1, self.box[2] - self.box[0]) * max(1, self.box[3] - self.box[1])))
+
+
+def crop_die(frame: np.ndarray, cx: float, cy: float, size: float) -> np.ndarray:
+    """The reader's view of a candidate: a CROP×CROP square of side ``CROP_SCALE`` × size."""
+    k = CROP / (size * CROP_SCALE)
+    m = np.array([[k, 0, CROP / 2 - k * cx], [0, k, CROP / 2 - k * cy]], np.float64)
+    return cv2.warpAffine(frame, m, (CROP, CROP), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+
+
+class DiceReader:
+    """Holds the two networks and the colour profiles; :meth:`read` does one frame."""
+
+    def __init__(self, profiles: ColourProfiles | None = None, models_dir: str | Path = MODELS,
+                 scale: float = 0.5, find_threshold: float = 0.25, die_threshold: float = 0.5,
+                 sure: float = 0.9) -> None:
+        models_dir = Path(models_dir)
+        self.finder = cv2.dnn.readNetFromONNX(str(models_dir / "dice-finder.onnx"))
+        self.reader = cv2.dnn.readNetFromONNX(str(models_dir / "dice-reader.onnx"))
+        self.profiles = default_profiles() if profiles is None else profiles
+        self.scale = scale
+        self.find_threshold = find_threshold
+        self.die_threshold = die_threshold
+        self.sure = sure  # below this, the reader looks again at the crop turned three ways
+        # OpenCV sets a network up on its first run: do it now, not on the first camera frame
+        self.finder.setInput(np.zeros((1, 3, 320, 320), np.float32))
+        self.finder.forward()
+        self._classify([np.zeros((CROP, CROP, 3), np.uint8)] * 4)
+
+    # ------------------------------------------------------------ stage 1
+    def candidates(self, frame: np.ndarray) -> list[tuple[float, float, float, float]]:
+        """(cx, cy, size, heat) in frame pixels for every local maximum of the finder's heat map."""
+        h, w = frame.shape[:2]
+        sw, sh = max(8, round(w * self.scale)), max(8, round(h * self.scale))
+        small = cv2.resize(frame, (sw, sh), interpolation=cv2.INTER_AREA)
+        pw, ph = -sw % 8, -sh % 8
+        if pw or ph:
+            small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+        self.finder.setInput(cv2.dnn.blobFromImage(small, 1 / 255.0))
+        out = self.finder.forward()[0]
+        heat = 1 / (1 + np.exp(-out[0]))
+        peaks = (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))) & (heat > self.find_threshold)
+        ys, xs = np.nonzero(peaks)
+        fx, fy = w / sw, h / sh
+        found = []
+        for y, x in zip(ys, xs, strict=True):
+            cx = (x + float(out[2, y, x])) * STRIDE * fx
+            cy = (y + float(out[3, y, x])) * STRIDE * fy
+            size = max(4.0, float(out[1, y, x]) * SIZE_NORM * fx)
+            if 0 <= cx < w and 0 <= cy < h:
+                found.append((cx, cy, size, float(heat[y, x])))
+        return found
+
+    # ------------------------------------------------------------ stage 2
+    def _classify(self, crops: list[np.ndarray]) -> np.ndarray:
+        """Probabilities [not a die, 1, …, 6] per crop. Always in batches of BATCH crops: OpenCV
+        sets a network up again for every new input shape, which costs more than the crops."""
+        n = len(crops)
+        blob = cv2.dnn.blobFromImages(crops + [crops[0]] * (-n % BATCH), 1 / 255.0)
+        out = []
+        for k in range(0, len(blob), BATCH):
+            self.reader.setInput(blob[k:k + BATCH])
+            out.append(self.reader.forward())
+        logits = np.concatenate(out)[:n]
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def read(self, frame: np.ndarray) -> list[Die]:
+        if frame is None or frame.ndim != 3 or frame.shape[2] != 3 or min(frame.shape[:2]) < 16:
+            raise ValueError("expected a BGR image (height × width × 3, at least 16 pixels each way)")
+        if frame.dtype != np.uint8:
+            frame = np.clip(frame, 0, 255).astype(np.uint8)
+        cands = self.candidates(frame)
+        if not cands:
+            return []
+        crops = [crop_die(frame, cx, cy, s) for cx, cy, s, _ in cands]
+        prob = self._classify(crops)
+        # A second look at the doubtful ones: the same crop turned by 90°, 180° and 270°.
+        doubtful = [i for i, p in enumerate(prob) if p.max() < self.sure]
+        if doubtful:
+            turned = [np.ascontiguousarray(np.rot90(crops[i], k)) for i in doubtful for k in (1, 2, 3)]
+            more = self._classify(turned).reshape(len(doubtful), 3, -1)
+            for n, i in enumerate(doubtful):
+                prob[i] = (prob[i] + more[n].sum(axis=0)) / 4
+        h, w = frame.shape[:2]
+        dice: list[Die] = []
+        order = np.argsort([-(1 - p[0]) * c[3] for p, c in zip(prob, cands, strict=True)])
+        for i in order:
+            cx, cy, size, heat = cands[i]
+            p = prob[i]
+            if 1 - p[0] < self.die_threshold:
+                continue
+            if any(np.hypot(cx - d.center[0], cy - d.center[1]) < 0.5 * min(size, d.size) for d in dice):
+                continue  # the same die found twice
+            value = int(np.argmax(p[1:])) + 1
+            half = size / 2
+            box = (max(0, int(cx - half)), max(0, int(cy - half)), min(w, int(np.ceil(cx + half))),
+                   min(h, int(np.ceil(cy + half))))
+            color = self.profiles.classify(frame, (cx, cy), size) if self.profiles.profiles else UNKNOWN
+            dice.append(Die(value, color, (float(cx), float(cy)), box, float(p[value])))
+        dice.sort(key=lambda d: (d.center[1], d.center[0]))
+        return dice
+
+
+_default: DiceReader | None = None
+
+
+def read_dice(frame_bgr: np.ndarray, profiles: ColourProfiles | None = None) -> list[Die]:
+    """Read one frame with a shared reader (models loaded once); ``profiles`` default to
+    ``models/dice-colours.json``."""
+    global _default
+    if _default is None:
+        _default = DiceReader()
+    if profiles is None:
+        return _default.read(frame_bgr)
+    saved = _default.profiles
+    _default.profiles = profiles
+    try:
+        return _default.read(frame_bgr)
+    finally:
+        _default.profiles = saved

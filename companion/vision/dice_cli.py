@@ -1,0 +1,64 @@
+"""``companion dice IMAGE... [--json]``: read the dice in each image (EVENTS.md, "Reading dice
+from an image"). One JSON line per image; an image that cannot be read gives a line with an
+``error`` object and the command goes on. Exit status 1 if any image failed, else 0."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import cv2
+
+from companion.vision.colour import ColourFileError, load_profiles
+from companion.vision.dice import DiceReader
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("images", nargs="+", metavar="IMAGE")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line (the contract)")
+    parser.add_argument("--colours", metavar="FILE",
+                        help="colour profiles (default: <data dir>/colours.json, else models/dice-colours.json; "
+                             "'none' names no colours)")
+    parser.add_argument("--data-dir", default="data", help="where `calibrate colours` stored its profiles")
+    parser.add_argument("--scale", type=float, default=0.5,
+                        help="frame scale for the finder; 0.5 suits dice 20-70 px across")
+
+
+def error_line(image: str, code: str, message: str) -> dict:
+    return {"image": image, "error": {"code": code, "message": message}}
+
+
+def read_one(reader: DiceReader, path: str) -> dict:
+    if not Path(path).is_file():
+        return error_line(path, "NOT_FOUND", f"no such file: {path}")
+    frame = cv2.imread(path, cv2.IMREAD_COLOR)
+    if frame is None:
+        return error_line(path, "NOT_AN_IMAGE", f"{path} is not an image OpenCV can read")
+    t0 = time.perf_counter()
+    dice = reader.read(frame)
+    ms = (time.perf_counter() - t0) * 1000
+    return {"image": path, "dice": [d.to_json() for d in dice], "ms": round(ms, 1)}
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        profiles = load_profiles(args.colours, args.data_dir)
+    except ColourFileError as err:
+        print(json.dumps({"error": {"code": "BAD_COLOURS", "message": str(err)}}))
+        return 2
+    reader = DiceReader(profiles, scale=args.scale)
+    failed = 0
+    for path in args.images:
+        line = read_one(reader, path)
+        failed += "error" in line
+        if args.json:
+            print(json.dumps(line), flush=True)
+        elif "error" in line:
+            print(f"{path}: {line['error']['message']}", flush=True)
+        else:
+            dice = ", ".join(f"{d['value']} {d['color']} at ({d['center'][0]:.0f}, {d['center'][1]:.0f})"
+                             for d in line["dice"]) or "no dice"
+            print(f"{path}: {len(line['dice'])} dice: {dice} [{line['ms']} ms]", flush=True)
+    return 1 if failed else 0

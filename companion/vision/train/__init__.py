@@ -1,0 +1,1 @@
+"""Training tools for the vision models (run in a throwaway venv; never imported at runtime)."""

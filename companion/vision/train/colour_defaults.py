@@ -1,0 +1,59 @@
+"""Make ``models/dice-colours.json``, the colour profiles the reader uses before a table is
+calibrated (not imported at runtime).
+
+Per colour: two L*a*b* centres — the median of the dice hand-labelled with that colour on byler
+**train** photos (``tests/vision/data/byler_colours.json``) and the body colour the renderer paints
+(:data:`companion.vision.draw_dice.BODY_BGR`) — and a spread per axis of 1.5 × the robust
+standard deviation of the labelled dice, at least (12, 3, 3). A die is named when within 2.5
+spreads of its colour and clearly nearer to it than to any other (margin 1.0).
+
+    PYTHONPATH=. python -m companion.vision.train.colour_defaults
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.colour import DEFAULT_FILE, ColourProfiles, Profile, face_lab
+from companion.vision.draw_dice import BODY_BGR
+
+ROOT = Path(__file__).resolve().parents[3]
+LABELS = ROOT / "tests" / "vision" / "data" / "byler_colours.json"
+BYLER = ROOT.parent / "shared" / "data" / "dice" / "byler"
+MIN_SPREAD = np.array([12.0, 3.0, 3.0])
+
+
+def main() -> None:
+    truth = json.loads(LABELS.read_text())["train"]
+    samples: dict[str, list[np.ndarray]] = {}
+    for image, dice in truth.items():
+        frame = cv2.imread(str(BYLER / image))
+        for d in dice:
+            if d["color"] in BODY_BGR:
+                samples.setdefault(d["color"], []).append(face_lab(frame, tuple(d["center"]), d["size"]))
+    profiles = {}
+    for name, bgr in BODY_BGR.items():
+        a = np.array(samples[name])
+        centre = np.median(a, axis=0)
+        spread = np.maximum(1.5 * 1.4826 * np.median(np.abs(a - centre), axis=0), MIN_SPREAD)
+        painted = cv2.cvtColor(np.array([[bgr]], np.float32) / 255, cv2.COLOR_BGR2Lab)[0, 0]
+        profiles[name] = Profile([tuple(round(float(v), 1) for v in centre), tuple(round(float(v), 1) for v in painted)],
+                                 tuple(round(float(v), 1) for v in spread))  # type: ignore[arg-type]
+        print(f"{name}: {len(a)} labelled dice, centre {np.round(centre, 1)}, spread {np.round(spread, 1)}")
+    doc = ColourProfiles(profiles, max_distance=2.5, margin=1.0).to_json()
+    counts = ", ".join(f"{n} {len(samples[n])}" for n in BODY_BGR)
+    doc["note"] = (f"Defaults so the reader works uncalibrated, made by companion/vision/train/colour_defaults.py from "
+                   f"dice hand-labelled on byler train photos ({counts}) and the renderer's colours. "
+                   "Calibrate a real table with `companion calibrate colours`.")
+    doc["games"] = {"twentyone": ["white", "black", "red", "blue", "yellow", "green"],
+                    "exact21": ["blue", "red", "green", "yellow"]}
+    DEFAULT_FILE.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {DEFAULT_FILE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,395 @@
+"""Train the dice reader's two small networks and export them to ONNX (not imported at runtime).
+
+* ``finder`` — a fully convolutional net on the frame at half size: a heat map of die centres
+  (stride 4), the die size and the sub-cell offset of its centre.
+* ``reader`` — a 32×32 crop around each found centre: not-a-die or face value 1–6.
+
+Data: ``shared/data/dice/byler`` **train split only** (every 10th train image held out for
+validating thresholds), plus dice drawn by :mod:`companion.vision.draw_dice`.
+
+Run in a throwaway venv with torch (see ``models/dice-reader.md``)::
+
+    /tmp/trainenv/bin/python -m companion.vision.train.train_dice finder --minutes 14
+    /tmp/trainenv/bin/python -m companion.vision.train.train_dice reader --minutes 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from companion.vision.draw_dice import BODY_BGR, draw_die, pip_colour
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT.parent / "shared" / "data" / "dice" / "byler"
+MODELS = ROOT / "models"
+IN = 320          # finder training window (pixels of the half-size frame)
+STRIDE = 4
+CROP = 32         # reader input
+CROP_SCALE = 1.4  # reader crop side = 1.4 × die size
+SIZE_NORM = 32.0  # finder size output is die size (input px) / 32
+
+
+# ---------------------------------------------------------------- data
+def load_split(split: str = "train") -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """[(image, dice[n, 4] = cx, cy, size, value), name] for one upstream split."""
+    per: dict[str, list[list[float]]] = {}
+    with open(DATA / "annotations.csv") as f:
+        for row in csv.DictReader(f):
+            if row["upstream_split"] != split:
+                continue
+            x0, y0, x1, y1 = (float(row[k]) for k in ("xmin", "ymin", "xmax", "ymax"))
+            per.setdefault(row["image"], []).append(
+                [(x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0)), int(row["value"])])
+    out = []
+    for name in sorted(per):
+        img = cv2.imread(str(DATA / name))
+        out.append((img, np.array(per[name], np.float32), name))
+    return out
+
+
+def synthetic(rng: np.random.Generator, w: int = 640, h: int = 640) -> tuple[np.ndarray, np.ndarray]:
+    """A drawn table: random background, 1–25 dice of the games' colours and random others."""
+    img = np.empty((h, w, 3), np.uint8)
+    img[:] = rng.integers(0, 256, 3)
+    if rng.random() < 0.5:  # a second region of another colour (tray wall, cloth edge)
+        x = int(rng.integers(0, w))
+        img[:, x:] = rng.integers(0, 256, 3)
+    dice, placed = [], []
+    n = int(rng.integers(1, 26))
+    for _ in range(300):
+        if len(dice) >= n:
+            break
+        d = float(rng.uniform(22, 70))
+        cx, cy = float(rng.uniform(d * 0.3, w - d * 0.3)), float(rng.uniform(d * 0.3, h - d * 0.3))
+        if any(math.hypot(cx - x, cy - y) < (d + e) * 0.75 for x, y, e in placed):
+            continue
+        if rng.random() < 0.7:
+            color = list(BODY_BGR)[int(rng.integers(0, 6))]
+            body, pips = BODY_BGR[color], pip_colour(color)
+            body = tuple(int(np.clip(c + rng.normal(0, 18), 0, 255)) for c in body)
+        else:
+            body = tuple(int(c) for c in rng.integers(0, 256, 3))
+            lum = 0.11 * body[0] + 0.59 * body[1] + 0.3 * body[2]
+            pips = (20, 20, 20) if lum > 140 else (240, 240, 240)
+        value = int(rng.integers(1, 7))
+        x0, y0, x1, y1 = draw_die(img, (cx, cy), d, value, body, pips, float(rng.uniform(0, 90)))
+        placed.append((cx, cy, d))
+        dice.append([cx, cy, math.sqrt((x1 - x0) * (y1 - y0)), value])
+    img = cv2.GaussianBlur(img, (0, 0), float(rng.uniform(0.3, 1.2)))
+    return img, np.array(dice, np.float32).reshape(-1, 4)
+
+
+def photometric(img: np.ndarray, rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
+    f = img.astype(np.float32)
+    f *= rng.uniform(0.45, 1.3) * rng.uniform(0.9, 1.1, 3)  # light level, white balance
+    f = (f - 128) * rng.uniform(0.8, 1.15) + 128
+    if rng.random() < 0.3:
+        f += rng.normal(0, rng.uniform(2, 8), f.shape)
+    out = np.clip(f, 0, 255).astype(np.uint8)
+    if rng.random() < 0.4 * strength:
+        out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.4, 1.6 * strength)))
+    if rng.random() < 0.35:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(30, 90))])
+        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
+
+
+def random_homography(rng: np.random.Generator, src_wh: tuple[int, int], scale: float) -> np.ndarray:
+    """Source image → IN×IN window: rotation, scale, translation, a mild perspective tilt."""
+    w, h = src_wh
+    a = rng.uniform(0, 2 * math.pi)
+    c, s = math.cos(a) * scale, math.sin(a) * scale
+    # a random source point goes to the window centre
+    px, py = rng.uniform(0.1 * w, 0.9 * w), rng.uniform(0.1 * h, 0.9 * h)
+    A = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]], np.float64)
+    T1 = np.array([[1, 0, -px], [0, 1, -py], [0, 0, 1]], np.float64)
+    T2 = np.array([[1, 0, IN / 2], [0, 1, IN / 2], [0, 0, 1]], np.float64)
+    P = np.eye(3)
+    if rng.random() < 0.5:
+        P[2, 0], P[2, 1] = rng.normal(0, 0.0006, 2)
+    return T2 @ P @ A @ T1
+
+
+def finder_sample(img: np.ndarray, dice: np.ndarray, rng: np.random.Generator):
+    H = random_homography(rng, (img.shape[1], img.shape[0]), float(rng.uniform(0.33, 0.8)))
+    border = tuple(int(v) for v in rng.integers(0, 256, 3))
+    win = cv2.warpPerspective(img, H, (IN, IN), flags=cv2.INTER_AREA if rng.random() < 0.5 else cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=border)
+    win = photometric(win, rng)
+    out = IN // STRIDE
+    heat = np.zeros((out, out), np.float32)
+    reg = np.zeros((3, out, out), np.float32)
+    mask = np.zeros((out, out), np.float32)
+    if len(dice):
+        pts = cv2.perspectiveTransform(dice[None, :, :2].astype(np.float64), H)[0]
+        # local scale: map a point one size away
+        pts2 = cv2.perspectiveTransform((dice[None, :, :2] + np.stack([dice[:, 2], 0 * dice[:, 2]], 1)[None]).astype(np.float64), H)[0]
+        sizes = np.linalg.norm(pts2 - pts, axis=1)
+        yy, xx = np.mgrid[0:out, 0:out].astype(np.float32)
+        for (x, y), sz in zip(pts, sizes, strict=True):
+            gx, gy = x / STRIDE, y / STRIDE
+            if not (0 <= gx < out and 0 <= gy < out):
+                continue
+            sigma = max(0.6, sz / STRIDE * 0.16)
+            heat = np.maximum(heat, np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * sigma ** 2)))
+            ix, iy = int(gx), int(gy)
+            heat[iy, ix] = 1.0
+            reg[:, iy, ix] = (sz / SIZE_NORM, gx - ix, gy - iy)
+            mask[iy, ix] = 1
+    return win, heat, reg, mask
+
+
+def reader_crop(img: np.ndarray, cx: float, cy: float, size: float, angle: float) -> np.ndarray:
+    side = size * CROP_SCALE
+    k = CROP / side
+    M = cv2.getRotationMatrix2D((cx, cy), angle, k)
+    M[0, 2] += CROP / 2 - cx
+    M[1, 2] += CROP / 2 - cy
+    return cv2.warpAffine(img, M, (CROP, CROP), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+
+
+# ---------------------------------------------------------------- networks
+def cbr(i: int, o: int, s: int = 1, d: int = 1) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(i, o, 3, s, d, dilation=d, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+
+class Finder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.c2, self.c3 = cbr(3, 8, 2), cbr(8, 16, 2), cbr(16, 16)
+        self.c4, self.c5, self.c6 = cbr(16, 32, 2), cbr(32, 32), cbr(32, 32, d=2)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.c7 = nn.Sequential(nn.Conv2d(48, 16, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True))
+        self.head = nn.Conv2d(16, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.c3(self.c2(self.c1(x)))
+        b = self.c6(self.c5(self.c4(a)))
+        return self.head(self.c7(torch.cat([self.up(b), a], 1)))
+
+
+class Reader(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.f = nn.Sequential(cbr(3, 12), nn.MaxPool2d(2), cbr(12, 24), nn.MaxPool2d(2),
+                               cbr(24, 48), nn.MaxPool2d(2))
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(48 * 4 * 4, 64), nn.ReLU(inplace=True), nn.Linear(64, 7))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.f(x))
+
+
+def to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
+    return torch.from_numpy(np.stack(batch).astype(np.float32) / 255.0).permute(0, 3, 1, 2).contiguous()
+
+
+def focal(logit: torch.Tensor, heat: torch.Tensor) -> torch.Tensor:
+    p = torch.sigmoid(logit).clamp(1e-4, 1 - 1e-4)
+    pos = heat.eq(1).float()
+    pos_loss = -torch.log(p) * (1 - p) ** 2 * pos
+    neg_loss = -torch.log(1 - p) * p ** 2 * (1 - heat) ** 4 * (1 - pos)
+    return (pos_loss.sum() + neg_loss.sum()) / pos.sum().clamp(min=1)
+
+
+# ---------------------------------------------------------------- training
+def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
+                 lr: float = 3e-3) -> nn.Module:
+    net = net or Finder()
+    opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
+    t0, step = time.time(), 0
+    budget = minutes * 60
+    while time.time() - t0 < budget:
+        frac = (time.time() - t0) / budget
+        for g in opt.param_groups:
+            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
+        wins, heats, regs, masks = [], [], [], []
+        for _ in range(12):
+            if rng.random() < 0.2:
+                img, dice = synthetic(rng)
+            else:
+                img, dice, _ = data[int(rng.integers(0, len(data)))]
+            w, h, r, m = finder_sample(img, dice, rng)
+            wins.append(w), heats.append(h), regs.append(r), masks.append(m)
+        x = to_tensor(wins)
+        heat, reg, mask = (torch.from_numpy(np.stack(a)) for a in (heats, regs, masks))
+        y = net(x)
+        loss = focal(y[:, 0], heat)
+        m = mask[:, None]
+        loss = loss + 2 * (F.l1_loss(y[:, 1:] * m, reg * m, reduction="sum") / m.sum().clamp(min=1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if step % 20 == 0:
+            print(f"finder step {step} {time.time() - t0:.0f}s loss {loss.item():.3f}", flush=True)
+    return net
+
+
+HARD_FROM: Path | None = None  # a finder (ONNX) whose false finds become negatives
+PATCH = 3.0  # bank patches are 3 × die size: room for rotation and scale jitter
+
+
+PAD = 160
+
+
+def patch_of(padded: np.ndarray, cx: float, cy: float, size: float) -> tuple[np.ndarray, float, float]:
+    """A patch of side PATCH × size around (cx, cy) of an image padded by PAD on every side."""
+    half = int(math.ceil(size * PATCH / 2))
+    x0, y0 = int(cx) - half, int(cy) - half
+    p = padded[y0 + PAD:y0 + PAD + 2 * half, x0 + PAD:x0 + PAD + 2 * half].copy()
+    return p, cx - x0, cy - y0
+
+
+def build_bank(data, rng: np.random.Generator, synthetic_images: int = 60):
+    """(patch, cx, cy, size, label) for every die and for places that are not a die's centre."""
+    bank = []
+    sources = [(img, dice) for img, dice, _ in data] + [synthetic(rng) for _ in range(synthetic_images)]
+    for img, dice in sources:
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        for cx, cy, sz, v in dice:
+            bank.append((*patch_of(padded, cx, cy, sz), sz, int(v)))
+        h, w = img.shape[:2]
+        mean_size = float(np.median(dice[:, 2])) if len(dice) else 40.0
+        made = 0
+        for _ in range(80):
+            if made >= 10:
+                break
+            kind = rng.random()
+            sz = mean_size * rng.uniform(0.7, 1.4)
+            if kind < 0.45 and len(dice):
+                d = dice[int(rng.integers(0, len(dice)))]
+                a = rng.uniform(0, 2 * math.pi)
+                r = d[2] * rng.uniform(0.62, 1.0)
+                cx, cy = d[0] + r * math.cos(a), d[1] + r * math.sin(a)
+            elif kind < 0.6 and len(dice) > 1:
+                i, k = rng.choice(len(dice), 2, replace=False)
+                cx, cy = (dice[i, 0] + dice[k, 0]) / 2, (dice[i, 1] + dice[k, 1]) / 2
+            else:
+                cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+            if not (0 <= cx < w and 0 <= cy < h) or sz * PATCH / 2 + 2 > PAD:
+                continue
+            if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
+                continue
+            bank.append((*patch_of(padded, cx, cy, sz), sz, 0))
+            made += 1
+    return bank
+
+
+def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int = 3):
+    """Bank patches (label 0) where the finder sees a die and there is none: tray walls, busy
+    borders, gaps between touching dice."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from companion.vision.colour import ColourProfiles
+    from companion.vision.dice import DiceReader
+
+    reader = DiceReader.__new__(DiceReader)
+    reader.finder = cv2.dnn.readNetFromONNX(str(finder_onnx))
+    reader.scale, reader.find_threshold = 0.5, threshold
+    reader.profiles = ColourProfiles()
+    out = []
+    for img, dice, _ in data:
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        for cx, cy, size, _heat in reader.candidates(img):
+            if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
+                continue
+            if size * PATCH / 2 + 2 > PAD:
+                continue
+            out += [(*patch_of(padded, cx, cy, size), size, 0)] * copies
+    return out
+
+
+def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
+    patch, cx, cy, sz, label = item
+    j = sz * 0.08 if label else 0.0
+    crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
+                       rng.uniform(0, 360))
+    return photometric(crop, rng, 0.6)
+
+
+def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
+                 lr: float = 3e-3) -> nn.Module:
+    bank = build_bank(data, rng)
+    if HARD_FROM is not None:
+        hard = hard_negatives(data, HARD_FROM)
+        print(f"hard negatives: {len(hard) // 3} places where the finder saw a die and there is none", flush=True)
+        bank += hard
+    print(f"bank: {len(bank)} patches, {sum(1 for b in bank if b[4])} dice", flush=True)
+    net = net or Reader()
+    opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
+    t0, step = time.time(), 0
+    budget = minutes * 60
+    while time.time() - t0 < budget:
+        frac = (time.time() - t0) / budget
+        for g in opt.param_groups:
+            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
+        idx = rng.integers(0, len(bank), 256)
+        xs = [bank_sample(bank[i], rng) for i in idx]
+        ys = [bank[i][4] for i in idx]
+        y = net(to_tensor(xs))
+        loss = F.cross_entropy(y, torch.tensor(ys), label_smoothing=0.02)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if step % 100 == 0:
+            acc = (y.argmax(1) == torch.tensor(ys)).float().mean().item()
+            print(f"reader step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} acc {acc:.3f}", flush=True)
+    return net
+
+
+def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict) -> Path:
+    net.eval()
+    path = MODELS / f"{name}.onnx"
+    torch.onnx.export(net, torch.zeros(shape), str(path), input_names=["x"], output_names=["y"],
+                      dynamic_axes=dynamic, opset_version=13, dynamo=False)
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("part", choices=["finder", "reader"])
+    ap.add_argument("--minutes", type=float, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--resume", type=Path, help="continue from a saved state (.pt)")
+    ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
+    ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
+    a = ap.parse_args()
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(a.threads)
+    rng = np.random.default_rng(a.seed)
+    train = load_split("train")
+    fit = [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
+    print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
+    global HARD_FROM
+    HARD_FROM = a.hard_negatives
+    net = Finder() if a.part == "finder" else Reader()
+    if a.resume:
+        net.load_state_dict(torch.load(a.resume))
+    if a.part == "finder":
+        net = train_finder(fit, a.minutes, rng, net, a.lr)
+    else:
+        net = train_reader(fit, a.minutes, rng, net, a.lr)
+    if a.save:
+        torch.save(net.state_dict(), a.save)
+    if a.part == "finder":
+        print(export(net, "dice-finder", (1, 3, IN, IN), {"x": {2: "h", 3: "w"}, "y": {2: "h", 3: "w"}}))
+    else:
+        print(export(net, "dice-reader", (1, 3, CROP, CROP), {"x": {0: "n"}, "y": {0: "n"}}))
+
+
+if __name__ == "__main__":
+    main()

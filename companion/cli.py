@@ -10,7 +10,7 @@ import sys
 
 # command -> (module, one-line help). Nested groups ("calibrate", "bench") map sub-names.
 COMMANDS: dict[str, tuple[str, str] | dict[str, tuple[str, str]]] = {
-    "serve": ("companion.web.server", "serve the scoreboard (and run the camera when one is configured)"),
+    "serve": ("companion.live", "serve the scoreboard (and run the camera when one is configured)"),
     "demo": ("companion.demo", "a rendered 21 Exact table plays itself; scoreboard on :8000"),
     "replay": ("companion.replay", "apply a game log (JSON Lines) and print the final state"),
     "dice": ("companion.vision.dice_cli", "read dice (value, colour, position) from images"),

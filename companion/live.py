@@ -298,3 +298,140 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, str | int | bool):
         return value
     return str(value)
+
+
+# --- `companion serve`: everything wired by companion.toml --------------------------------------
+
+class Service:
+    """What ``companion serve`` runs: the table, the panel and its confirm step, the camera loop
+    (when ``[camera] source`` names one) and the scoreboard app. ``rendered`` is the demo's
+    rendered table (``source = "render"``): its players press the button for misses."""
+
+    def __init__(self, config: dict[str, Any], table: Table | None = None, pin_factory: Any = None):
+        from companion.confirm import Confirmer
+        from companion.config import data_path
+        from companion.hardware.panel import make_panel
+        from companion.web.app import create_app
+
+        self.config = config
+        self.table = table or Table(data_path(config, "table.sqlite"))
+        self.panel = make_panel(config, pin_factory=pin_factory)
+        self.confirmer = Confirmer(self.table, self.panel, config["confirm"]["auto_seconds"])
+        self.rendered: Any = None
+        camera = self._camera()
+        self.live = Live(camera, self.table, self._processors() if camera else [], self.confirmer, self.panel)
+        self.live.new_demo = self.new_demo if self.rendered is not None else None  # type: ignore[attr-defined]
+        self.app = create_app(config, self.table, self.live)
+
+    def _camera(self) -> ResilientCamera | None:
+        from companion.camera import open_source
+
+        cam = self.config["camera"]
+        render = None
+        if cam["source"] == "render":
+            from companion.vision.rendered_table import RenderedTable
+
+            self.rendered = RenderedTable(cam["render_seed"], cam["render_speed"])
+            render = self.rendered.source
+        factory = open_source(cam["source"], self.config, render=render)
+        return ResilientCamera(factory, cam["source"]) if factory is not None else None
+
+    def _processors(self) -> list[Any]:
+        from companion.config import data_path
+        from companion.vision.pipeline import TableVision
+
+        cal_file = self.config["calibration"]["table"] or data_path(self.config, "table.json")
+        # the rendered table is its own table: never mix its calibration with a real one
+        if self.rendered is not None:
+            cal_file = None
+        return [TableVision(self.table.state, cal_file)]
+
+    def start(self) -> None:
+        if self.rendered is not None:
+            from companion.vision.rendered_table import new_game_event
+
+            state = self.table.state()
+            if state.get("game") is None or state.get("finished") or state.get("game") != "exact21":
+                self.table.start(new_game_event(), source="cli")
+            self.rendered.start_players(self.table, self.confirmer.short_press)
+        self.live.start()
+
+    def new_demo(self) -> dict[str, Any]:
+        """A new rendered game from the next seed (the demo's "new game")."""
+        from companion.vision.rendered_table import RenderedTable, new_game_event
+
+        self.live.stop()
+        if self.rendered is not None:
+            self.rendered.stop()
+            seed = self.rendered.seq.seed + 1
+            speed = self.rendered.speed
+        else:
+            seed, speed = self.config["camera"]["render_seed"], self.config["camera"]["render_speed"]
+        self.rendered = RenderedTable(seed, speed)
+        factory = self.rendered.source
+        self.live.camera = ResilientCamera(factory, "render")
+        self.live.processors = self._processors()
+        state = self.table.start(new_game_event(), source="cli")
+        self.rendered.start_players(self.table, self.confirmer.short_press)
+        self.live.start()
+        return state
+
+    def stop(self) -> None:
+        if self.rendered is not None:
+            self.rendered.stop()
+        self.live.stop()
+        close = getattr(self.panel, "close", None)
+        if close is not None:
+            close()
+
+
+def add_arguments(parser: Any) -> None:
+    from companion.web import server
+
+    server.add_arguments(parser)
+
+
+def config_from_args(args: Any, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    from companion.config import load
+
+    overrides: dict[str, Any] = dict(extra or {})
+    srv = {k: v for k, v in (("host", getattr(args, "host", None)), ("port", getattr(args, "port", None)),
+                             ("threads", getattr(args, "threads", None))) if v is not None}
+    if srv:
+        overrides["server"] = {**overrides.get("server", {}), **srv}
+    if getattr(args, "data_dir", None):
+        overrides["data"] = {"dir": args.data_dir}
+    return load(getattr(args, "config", None), overrides)
+
+
+def run(args: Any, extra: dict[str, Any] | None = None) -> int:
+    import sys
+
+    from companion.camera import CameraError
+    from companion.config import ConfigError
+    from companion.web.server import serve
+
+    try:
+        config = config_from_args(args, extra)
+    except ConfigError as err:
+        print(f"companion: {err}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    try:
+        service = Service(config)
+    except CameraError as err:
+        print(f"companion: camera: {err}", file=sys.stderr)
+        return 2
+    service.start()
+    if service.rendered is not None:
+        print(f"demo: a rendered 21 Exact game plays itself (about {service.rendered.duration:.0f} s); "
+              f"the camera's proposals confirm themselves after {config['confirm']['auto_seconds']} s", flush=True)
+    host, port, threads = config["server"]["host"], config["server"]["port"], config["server"]["threads"]
+    try:
+        serve(service.app, host, port, threads)
+    except OSError as err:
+        print(f"companion: cannot listen on {host}:{port}: {err.strerror}", file=sys.stderr)
+        return 2
+    finally:
+        service.stop()
+    return 0

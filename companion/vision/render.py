@@ -473,6 +473,7 @@ class Sequence:
     truth: list[Truth]
     nasty: dict[str, int] = field(default_factory=dict)
     seed: int = 0
+    misses: list[tuple[float, str]] = field(default_factory=list)  # (t, side): throws no cup caught
 
     def __len__(self) -> int:
         return len(self.scenes)
@@ -506,6 +507,7 @@ def game_sequence(seed: int, fps: float = 15.0, look: Look | None = None, layout
     look = look or random_look(rng)
     scenes: list[Scene] = []
     truth: list[Truth] = []
+    misses: list[tuple[float, str]] = []
     counts: dict[str, int] = {}
     values = {}
     for side in ("A", "B"):
@@ -624,12 +626,14 @@ def game_sequence(seed: int, fps: float = 15.0, look: Look | None = None, layout
         x0 = rng.uniform(60, 340) if side == "A" else rng.uniform(460, 740)
         r = rng.random()
         if r < 0.2 or not mine:   # a miss on the table, bouncing off the back
+            misses.append((now(), side))
             tx, ty = x0 + rng.uniform(-50, 50), rng.uniform(120, 250)
             flight(x0, -250, tx, ty, 20, 0.6, 600)
             flight(tx, ty, tx + rng.uniform(-60, 60), layout.table_h + 250, 40, 0.4, 150)
             hold(0.2)
             continue
         if r < 0.3:               # in and out again: a miss
+            misses.append((now(), side))
             target = rng.choice(mine)
             flight(x0, -250, target.x, target.y, rim_ball, 0.6, 650)
             hold(0.1, (Ball(target.x, target.y, rim_ball, in_cup=target),))
@@ -670,4 +674,4 @@ def game_sequence(seed: int, fps: float = 15.0, look: Look | None = None, layout
         if totals[side] == 21:
             break
     hold(1.5)
-    return Sequence(look, layout, fps, scenes, truth, counts, seed)
+    return Sequence(look, layout, fps, scenes, truth, counts, seed, misses)

@@ -320,7 +320,25 @@ def undo() -> Response:
 @needs_pin
 def confirm(proposal_id: int) -> Response:
     body(frozenset(), optional=True)
-    return jsonify(ctx().table.confirm(proposal_id, None))
+    c = ctx()
+    try:
+        return jsonify(c.table.confirm(proposal_id, None))
+    except RuleError:
+        panel = getattr(c.live, "panel", None)
+        if panel is not None:  # the buzzer says "refused" for a phone's confirm too
+            panel.sound("refused")
+        raise
+
+
+@api.post("/demo/new")
+@needs_pin
+def new_demo() -> tuple[Response, int]:
+    """The demo's "new game": another rendered game plays itself (404 outside the demo)."""
+    body(frozenset(), optional=True)
+    restart = getattr(ctx().live, "new_demo", None)
+    if restart is None:
+        raise ApiError(404, "NOT_DEMO", "this companion is not running the demo table")
+    return jsonify(restart()), 201
 
 
 @api.post("/pending/<int:proposal_id>/reject")

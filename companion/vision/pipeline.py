@@ -1,0 +1,181 @@
+"""The camera's frame processors for the live loop: calibration, the dice step and the cup watch.
+
+:class:`TableVision` is the one processor :class:`companion.live.Live` runs. On its first frames
+it calibrates the table from the four markers (or loads a stored calibration) and says clearly
+which marker is missing while it cannot; then, per frame:
+
+- the **dice step** reads dice only while the game waits for dice from the table (its
+  ``legal`` actions hold a ``dice``, ``roll`` or ``reroll`` template — DESIGN.md's "what may
+  happen now", used as the camera's plausibility check), so the dice reader costs nothing
+  during the throws. A settled roll (:class:`~companion.vision.watch_dice.DiceWatch`) is put in
+  table millimetres, dice on the markers or off the table are dropped, and
+  :func:`companion.proposals.dice_event` makes the game's event: in 21 Exact one per side whose
+  half holds its four dice;
+- the **cup watch** (:class:`~companion.vision.watch_cups.CupWatch`) proposes a ``throw`` when a
+  cup has gone and stays gone, or a ball rests in a cup — only in a 21 Exact game.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.proposals import DieReading, dice_event
+from companion.vision.calibrate import Calibration, CalibrationError, calibrate
+from companion.vision.watch import Proposed
+
+log = logging.getLogger(__name__)
+
+DICE_EVENTS = ("dice", "roll", "reroll")
+MARKER_CLEARANCE_MM = 70.0   # a "die" this close to a marker centre is the marker's pattern
+TABLE_MARGIN_MM = 60.0       # dice this far outside the markers' rectangle are off the table
+
+
+class DiceStep:
+    """Settled dice → the game's dice event, only while the game waits for dice."""
+
+    name = "dice"
+
+    def __init__(self, cal: Calibration, state: Callable[[], Mapping[str, Any]], still_seconds: float = 0.8):
+        from companion.vision.watch_dice import DiceWatch
+
+        self.cal = cal
+        self.state = state
+        self.watch = DiceWatch(still_seconds=still_seconds)
+        self.status = "waiting"
+        self.last_dice: list[Any] = []
+        self.last_reason = ""
+
+    def wanted(self, state: Mapping[str, Any]) -> bool:
+        return any(a.get("type") in DICE_EVENTS for a in state.get("legal", []))
+
+    def on_table(self, dice: list[Any]) -> list[DieReading]:
+        layout = self.cal.layout
+        if not dice:
+            return []
+        mm = self.cal.to_table(np.array([d.center for d in dice], np.float64))
+        markers = [(0.0, 0.0), (layout.table_w, 0.0), (layout.table_w, layout.table_h), (0.0, layout.table_h)]
+        out = []
+        for d, (x, y) in zip(dice, mm, strict=True):
+            if any(np.hypot(x - mx, y - my) < MARKER_CLEARANCE_MM for mx, my in markers):
+                continue
+            if not (-TABLE_MARGIN_MM < x < layout.table_w + TABLE_MARGIN_MM
+                    and -TABLE_MARGIN_MM < y < layout.table_h + TABLE_MARGIN_MM):
+                continue
+            out.append(DieReading(d.value, d.color, (float(x), float(y)), float(d.confidence)))
+        return out
+
+    def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
+        state = self.state()
+        if not self.wanted(state):
+            self.status = "no dice expected now"
+            return []
+        roll = self.watch.feed(frame, t)
+        self.status = f"dice: {self.watch.status}"
+        if roll is None:
+            return []
+        self.last_dice = roll.dice
+        readings = self.on_table(roll.dice)
+        middle = self.cal.layout.table_w / 2
+        groups = [readings]
+        if state.get("game") == "exact21":  # each side's four dice lie in its own half
+            groups = [[d for d in readings if d.center[0] < middle], [d for d in readings if d.center[0] >= middle]]
+        out = []
+        reasons = []
+        for group in groups:
+            if not group:
+                continue
+            suggestion = dice_event(group, state, middle)
+            reasons.append(suggestion.reason)
+            if suggestion.event is not None:
+                out.append(Proposed(suggestion.event, {**suggestion.evidence, "why": suggestion.reason,
+                                                       "frames": roll.frames, "t": round(t, 2),
+                                                       "still_seconds": round(roll.at - roll.still_since, 2)}))
+        self.last_reason = "; ".join(reasons)
+        log.info("settled dice: %s", self.last_reason)
+        return out
+
+    def draw(self, frame: np.ndarray) -> None:
+        for d in self.last_dice:
+            x0, y0, x1, y1 = (int(v) for v in d.box)
+            cv2.rectangle(frame, (x0, y0), (x1, y1), (0, 255, 255), 2)
+            cv2.putText(frame, f"{d.value} {d.color}", (x0, max(12, y0 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+                        (0, 255, 255), 1, cv2.LINE_AA)
+
+
+class TableVision:
+    """Calibration, dice and cups for one camera (a :class:`companion.live.Live` processor)."""
+
+    name = "vision"
+
+    def __init__(self, state: Callable[[], Mapping[str, Any]], calibration_file: str | Path | None = None,
+                 recalibrate_every: float = 2.0):
+        self.state = state
+        self.calibration_file = Path(calibration_file) if calibration_file else None
+        self.recalibrate_every = recalibrate_every
+        self.cal: Calibration | None = None
+        self.cups: Any = None
+        self.dice: DiceStep | None = None
+        self.status = "calibrating: waiting for the first frame"
+        self._last_try = -1e9
+        if self.calibration_file is not None and self.calibration_file.exists():
+            try:
+                self._ready(Calibration.load(self.calibration_file), "loaded " + str(self.calibration_file))
+            except (OSError, ValueError, KeyError) as err:
+                self.status = f"calibration file unusable ({err}): calibrating from the camera"
+
+    def _ready(self, cal: Calibration, how: str) -> None:
+        from companion.vision.watch_cups import CupWatch
+
+        self.cal = cal
+        self.cups = CupWatch(cal)
+        self.dice = DiceStep(cal, self.state)
+        self.status = f"calibrated ({how}, {cal.error_mm:.1f} mm)"
+        log.info("table vision: %s", self.status)
+
+    def _calibrate(self, frame: np.ndarray, t: float) -> None:
+        if time.monotonic() - self._last_try < self.recalibrate_every and self._last_try > 0:
+            return
+        self._last_try = time.monotonic()
+        try:
+            cal = calibrate(frame)
+        except CalibrationError as err:
+            self.status = f"not calibrated: {err.message}"
+            return
+        if self.calibration_file is not None:
+            try:
+                cal.save(self.calibration_file)
+            except OSError as err:
+                log.warning("cannot store the calibration in %s: %s", self.calibration_file, err)
+        self._ready(cal, "from the markers")
+
+    def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
+        if self.cal is None:
+            self._calibrate(frame, t)
+            if self.cal is None:
+                return []
+        if (frame.shape[1], frame.shape[0]) != tuple(self.cal.image_size):
+            self._ready(self.cal.scaled(frame.shape[1], frame.shape[0]), "rescaled")
+        assert self.dice is not None
+        out = self.dice.feed(frame, t)
+        if self.state().get("game") == "exact21":
+            out += self.cups.feed(frame, t)
+        return out
+
+    def draw(self, frame: np.ndarray) -> None:
+        if self.dice is not None:
+            self.dice.draw(frame)
+        if self.cups is not None and hasattr(self.cups, "draw"):
+            self.cups.draw(frame)
+
+    def health(self) -> dict[str, Any]:
+        return {"status": self.status,
+                "cups": getattr(self.cups, "status", None),
+                "dice": self.dice.status if self.dice else None,
+                "dice_last": self.dice.last_reason if self.dice else None}

@@ -1,0 +1,169 @@
+"""The rendered table as a camera: a scripted 21 Exact game drawn frame by frame in real time,
+and its simulated players' button presses.
+
+The frames go through the real pipeline like a camera's (vision → watch → proposals → confirm →
+table). What a camera cannot see — a ball that missed every cup — the players at a real table
+record with a short press of the button (DESIGN.md: with nothing pending, a press is a miss for
+the thrower on turn). :class:`RenderedTable` does the same: once the game has reached a scripted
+miss, and every throw before it has been scored, it presses (``press`` — in the service, the
+confirm step's short press).
+
+The source keeps real time the way a camera does: a frame that is late is dropped, not queued.
+Before the first throw the still table is shown for ``intro_seconds`` (the dice have been rolled
+and lie still, so the dice watch can read them); after the last scene the final table stays in
+view, so the scoreboard keeps the finished game.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from companion.camera import Source
+from companion.table import Table
+from companion.vision.render import Renderer, Sequence, game_sequence
+
+log = logging.getLogger(__name__)
+
+PLAYERS = {"A": ["Ann"], "B": ["Ben"]}
+
+
+def demo_sequence(seed: int, fps: float = 15.0) -> Sequence:
+    """A rendered game that ends with a winner (the first from ``seed`` on that does)."""
+    for s in range(seed, seed + 50):
+        seq = game_sequence(s, fps=fps, max_throws=60)
+        if _winner(seq) is not None:
+            return seq
+    raise RuntimeError(f"no finished game between seeds {seed} and {seed + 49}")
+
+
+def _winner(seq: Sequence) -> str | None:
+    """The side the script takes to exactly 21, by the rules' own engine."""
+    from companion.games.base import Game
+
+    game = Game.start(new_game_event())
+    for side, values in seq_values(seq).items():
+        game.push({"type": "dice", "side": side, "values": values})
+    for _, side, cup in scripted_throws(seq):
+        game.push({"type": "throw", "side": side, "cup": cup})
+    winners = game.view()["winners"]
+    return winners[0] if winners else None
+
+
+def seq_values(seq: Sequence) -> dict[str, dict[str, int]]:
+    values: dict[str, dict[str, int]] = {"A": {}, "B": {}}
+    middle = seq.layout.table_w / 2
+    for die in seq.scenes[0].dice:
+        values["A" if die.x < middle else "B"][die.colour] = die.value
+    return values
+
+
+def scripted_throws(seq: Sequence) -> list[tuple[float, str, str]]:
+    """Every throw of the script in order: (time, side, cup or "miss")."""
+    throws = [(t.t, t.side, t.cup) for t in seq.truth] + [(t, side, "miss") for t, side in seq.misses]
+    return sorted(throws)
+
+
+def new_game_event() -> dict[str, Any]:
+    return {"type": "new_game", "game": "exact21",
+            "sides": [{"name": side, "players": players} for side, players in PLAYERS.items()]}
+
+
+class RenderedTable:
+    """One scripted game: its camera source (:meth:`source`) and its players (:meth:`start_players`)."""
+
+    def __init__(self, seed: int = 0, speed: float = 1.0, intro_seconds: float = 3.0, fps: float = 15.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.seq = demo_sequence(seed, fps)
+        self.speed = speed
+        self.intro = intro_seconds
+        self.clock = clock
+        self.started: float | None = None
+        self.winner = _winner(self.seq)
+        self.throws = scripted_throws(self.seq)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- time on the script (seconds since the first throw's scene; negative during the intro)
+    def game_time(self) -> float:
+        if self.started is None:
+            return -self.intro
+        return (self.clock() - self.started) * self.speed - self.intro
+
+    @property
+    def duration(self) -> float:
+        return len(self.seq) / self.seq.fps
+
+    def source(self) -> Source:
+        return RenderedSource(self)
+
+    # -- the players: a press for every miss, in turn
+    def start_players(self, table: Table, press: Callable[[], Any]) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._play, args=(table, press), daemon=True, name="demo-players")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def _play(self, table: Table, press: Callable[[], Any]) -> None:
+        for index, (t, side, cup) in enumerate(self.throws):
+            if cup != "miss":
+                continue
+            # wait for the script to reach the miss, and for every throw before it to be scored
+            deadline = None
+            while not self._stop.is_set():
+                if table.game is None or table.game.engine.finished(table.game.state):
+                    return
+                thrown = sum(1 for e in table.history() if e.get("type") == "throw")
+                if self.game_time() >= t and thrown >= index and not table.pending():
+                    break
+                if self.game_time() >= t and deadline is None:
+                    deadline = self.clock() + 15.0 / self.speed
+                if deadline is not None and self.clock() > deadline:
+                    log.warning("demo: throw %d (a miss by %s) still waits for earlier throws; pressing", index, side)
+                    break
+                self._stop.wait(0.05)
+            if self._stop.is_set():
+                return
+            log.info("demo: %s missed every cup; button pressed", side)
+            press()
+
+
+class RenderedSource(Source):
+    """The rendered table's frames at real time; late frames are dropped like a camera's."""
+
+    name = "render"
+
+    def __init__(self, table: RenderedTable):
+        self.table = table
+        self.renderer = Renderer(table.seq.look, table.seq.layout, table.seq.seed)
+        self._last_index = -2
+        self._last_frame: np.ndarray | None = None
+
+    def open(self) -> None:
+        if self.table.started is None:
+            self.table.started = self.table.clock()
+
+    def read(self) -> np.ndarray | None:
+        seq = self.table.seq
+        period = 1.0 / (seq.fps * self.table.speed)
+        index = int(self.table.game_time() * seq.fps)
+        if index == self._last_index:  # wait for the next frame, as a camera does
+            time.sleep(period)
+            index = int(self.table.game_time() * seq.fps)
+        index = max(0, min(index, len(seq.scenes) - 1))
+        if index != self._last_index or self._last_frame is None:
+            self._last_frame = self.renderer.frame(seq.scenes[index])
+            self._last_index = index
+        return self._last_frame.copy()
+
+    def describe(self) -> str:
+        return f"rendered 21 Exact table (seed {self.table.seq.seed})"

@@ -24,7 +24,7 @@ DEFAULTS: dict[str, Any] = {
         "width": 1280,
         "height": 720,
         "fps": 30,
-        "render_seed": 0,       # source = "render": which scripted game the rendered table plays
+        "render_seed": 10,      # source = "render": which scripted game the rendered table plays
         "render_speed": 1.0,    # ... and how fast
     },
     "calibration": {

@@ -308,8 +308,8 @@ class Service:
     rendered table (``source = "render"``): its players press the button for misses."""
 
     def __init__(self, config: dict[str, Any], table: Table | None = None, pin_factory: Any = None):
-        from companion.confirm import Confirmer
         from companion.config import data_path
+        from companion.confirm import Confirmer
         from companion.hardware.panel import make_panel
         from companion.web.app import create_app
 
@@ -333,18 +333,20 @@ class Service:
 
             self.rendered = RenderedTable(cam["render_seed"], cam["render_speed"])
             render = self.rendered.source
-        factory = open_source(cam["source"], self.config, render=render)
-        return ResilientCamera(factory, cam["source"]) if factory is not None else None
+        return open_source(cam["source"], self.config, render=render)
 
     def _processors(self) -> list[Any]:
         from companion.config import data_path
+        from companion.vision.colour import load_profiles
         from companion.vision.pipeline import TableVision
 
         cal_file = self.config["calibration"]["table"] or data_path(self.config, "table.json")
-        # the rendered table is its own table: never mix its calibration with a real one
+        colours = self.config["calibration"]["colours"] or None
         if self.rendered is not None:
-            cal_file = None
-        return [TableVision(self.table.state, cal_file)]
+            # the rendered table is its own table: never mix its calibration with a real one;
+            # its colours are learned from its own frame, as a person would at a real table
+            return [TableVision(self.table.state, None, profiles=self.rendered.colour_profiles())]
+        return [TableVision(self.table.state, cal_file, profiles=load_profiles(colours, self.config["data"]["dir"]))]
 
     def start(self) -> None:
         if self.rendered is not None:

@@ -42,12 +42,14 @@ class DiceStep:
 
     name = "dice"
 
-    def __init__(self, cal: Calibration, state: Callable[[], Mapping[str, Any]], still_seconds: float = 0.8):
+    def __init__(self, cal: Calibration, state: Callable[[], Mapping[str, Any]], still_seconds: float = 0.8,
+                 profiles: Any = None):
+        from companion.vision.dice import DiceReader
         from companion.vision.watch_dice import DiceWatch
 
         self.cal = cal
         self.state = state
-        self.watch = DiceWatch(still_seconds=still_seconds)
+        self.watch = DiceWatch(still_seconds=still_seconds, reader=DiceReader(profiles=profiles))
         self.status = "waiting"
         self.last_dice: list[Any] = []
         self.last_reason = ""
@@ -61,8 +63,12 @@ class DiceStep:
             return []
         mm = self.cal.to_table(np.array([d.center for d in dice], np.float64))
         markers = [(0.0, 0.0), (layout.table_w, 0.0), (layout.table_w, layout.table_h), (0.0, layout.table_h)]
+        # 21 Exact: the dice lie in front of the cup rows, never under or between the cups
+        front = min((slot.y for slot in self.cal.slots), default=layout.table_h) - layout.rim_d / 2
         out = []
         for d, (x, y) in zip(dice, mm, strict=True):
+            if self.state().get("game") == "exact21" and y > front:
+                continue
             if any(np.hypot(x - mx, y - my) < MARKER_CLEARANCE_MM for mx, my in markers):
                 continue
             if not (-TABLE_MARGIN_MM < x < layout.table_w + TABLE_MARGIN_MM
@@ -115,8 +121,9 @@ class TableVision:
     name = "vision"
 
     def __init__(self, state: Callable[[], Mapping[str, Any]], calibration_file: str | Path | None = None,
-                 recalibrate_every: float = 2.0):
+                 recalibrate_every: float = 2.0, profiles: Any = None):
         self.state = state
+        self.profiles = profiles
         self.calibration_file = Path(calibration_file) if calibration_file else None
         self.recalibrate_every = recalibrate_every
         self.cal: Calibration | None = None
@@ -135,7 +142,7 @@ class TableVision:
 
         self.cal = cal
         self.cups = CupWatch(cal)
-        self.dice = DiceStep(cal, self.state)
+        self.dice = DiceStep(cal, self.state, profiles=self.profiles)
         self.status = f"calibrated ({how}, {cal.error_mm:.1f} mm)"
         log.info("table vision: %s", self.status)
 

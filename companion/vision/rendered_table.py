@@ -102,11 +102,45 @@ class RenderedTable:
     def source(self) -> Source:
         return RenderedSource(self)
 
+    def colour_profiles(self) -> Any:
+        """The set-up step a person does at a real table (``companion calibrate colours
+        --labels``): one frame of dice of known colours under this table's light — here the
+        eight set-up dice, whose colours the script knows — gives the colour profiles."""
+        from companion.vision.colour import ColourProfiles, face_lab
+        from companion.vision.dice import DiceReader
+
+        renderer = Renderer(self.seq.look, self.seq.layout, self.seq.seed)
+        frame = renderer.frame(self.seq.scenes[0])
+        found = DiceReader(profiles=ColourProfiles()).read(frame)
+        samples: dict[str, list[np.ndarray]] = {}
+        h = self.seq.layout.die_mm
+        for die in self.seq.scenes[0].dice:
+            (u, v), = renderer.camera.project(np.array([[die.x, die.y, h]], np.float64))
+            if not found:
+                break
+            near = min(found, key=lambda d: (d.center[0] - u) ** 2 + (d.center[1] - v) ** 2)
+            if (near.center[0] - u) ** 2 + (near.center[1] - v) ** 2 <= near.size ** 2:
+                samples.setdefault(die.colour, []).append(face_lab(frame, near.center, near.size))
+        return ColourProfiles.learn(samples)
+
     # -- the players: a press for every miss, in turn
     def start_players(self, table: Table, press: Callable[[], Any]) -> None:
         self._stop.clear()
         self._thread = threading.Thread(target=self._play, args=(table, press), daemon=True, name="demo-players")
         self._thread.start()
+
+    def _dice_fallback(self, table: Table, grace: float = 8.0) -> None:
+        """What players do when the camera cannot read their dice: enter them on a phone. The
+        camera gets ``grace`` seconds of still dice first (the intro shows them still)."""
+        while not self._stop.is_set() and self.game_time() < grace - self.intro:
+            if not any(a.get("type") == "dice" for a in table.state().get("legal", [])):
+                return
+            self._stop.wait(0.1)
+        for side, values in seq_values(self.seq).items():
+            if any(a.get("type") == "dice" and a.get("side") == side for a in table.state().get("legal", [])):
+                log.warning("demo: the camera did not read side %s's dice in %.0f s; entered from a phone",
+                            side, grace)
+                table.apply({"type": "dice", "side": side, "values": values}, source="phone")
 
     def stop(self) -> None:
         self._stop.set()
@@ -114,6 +148,7 @@ class RenderedTable:
             self._thread.join(timeout=2)
 
     def _play(self, table: Table, press: Callable[[], Any]) -> None:
+        self._dice_fallback(table)
         for index, (t, side, cup) in enumerate(self.throws):
             if cup != "miss":
                 continue

@@ -127,11 +127,12 @@ class Table:
             return list(self._pending.values())
 
     def confirm(self, proposal_id: int, source: str | None = None) -> dict[str, Any]:
-        """Apply a proposal. If the rules refuse it, it is dropped and the RuleError raised."""
+        """Apply a proposal. If the rules refuse it, it is dropped and the RuleError raised. The
+        stored event's ``source`` says who confirmed it and ``proposed_by`` who proposed it."""
         with self._lock:
             proposal = self._take(proposal_id)
             try:
-                return self.apply(proposal.event, source or proposal.source)
+                return self.apply({**proposal.event, "proposed_by": proposal.source}, source or proposal.source)
             except RuleError:
                 self._changed()
                 raise

@@ -82,8 +82,10 @@ def test_proposals_wait_for_confirmation_and_the_rules_still_decide(table):
     p = table.propose({"type": "throw", "side": "A", "cup": "red"}, evidence={"slot": "A/red/2", "frames": 12})
     assert table.state()["scores"]["A"] == 0
     assert table.state()["pending"][0]["evidence"]["frames"] == 12
-    state = table.confirm(p.id)
+    state = table.confirm(p.id, source="button")
     assert state["scores"]["A"] == 4 and state["pending"] == []
+    stored = table.log.events(table.game_id)[-1]
+    assert stored["source"] == "button" and stored["proposed_by"] == "camera", "the log says who did what"
     bad = table.propose({"type": "throw", "side": "A", "cup": "red"})  # B is on turn now
     with pytest.raises(RuleError) as err:
         table.confirm(bad.id)

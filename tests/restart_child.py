@@ -12,7 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from companion.bench.live import SlotWatch, synthetic_game
+from synthetic_table import SlotWatch, synthetic_game
+
 from companion.camera import ResilientCamera, TimedSource
 from companion.confirm import Confirmer
 from companion.hardware import NullPanel

@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from companion.bench.live import synthetic_game
 from companion.games.base import Game
 from companion.table import EventLog
+from tests.synthetic_table import synthetic_game
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD = ROOT / "tests" / "restart_child.py"

@@ -85,7 +85,9 @@ def scoreboard() -> str:
 
 @pages.get("/controller")
 def controller() -> str:
-    return _render("controller.html", "controller", event_fields=event_fields())
+    live = current_app.extensions["companion"].live
+    return _render("controller.html", "controller", event_fields=event_fields(),
+                   demo=getattr(live, "new_demo", None) is not None)
 
 
 @pages.get("/setup")

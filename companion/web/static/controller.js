@@ -23,6 +23,8 @@ document.addEventListener("DOMContentLoaded", () => {
   login.addEventListener("submit", (e) => { e.preventDefault(); enter(document.getElementById("pin-input").value.trim()); });
 
   document.getElementById("undo").addEventListener("click", () => C.change("POST", "/api/undo"));
+  const newDemo = document.getElementById("new-demo");  // only while the demo table plays
+  if (newDemo) newDemo.addEventListener("click", () => C.change("POST", "/api/demo/new"));
 
   C.connect((state) => {
     status.replaceChildren(C.statusLine(state));

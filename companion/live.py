@@ -345,7 +345,8 @@ class Service:
         if self.rendered is not None:
             # the rendered table is its own table: never mix its calibration with a real one;
             # its colours are learned from its own frame, as a person would at a real table
-            return [TableVision(self.table.state, None, profiles=self.rendered.colour_profiles())]
+            profiles = self.rendered.colour_profiles()
+            return [TableVision(self.table.state, None, profiles=profiles, reader=self.rendered.reader)]
         return [TableVision(self.table.state, cal_file, profiles=load_profiles(colours, self.config["data"]["dir"]))]
 
     def start(self) -> None:

@@ -43,13 +43,13 @@ class DiceStep:
     name = "dice"
 
     def __init__(self, cal: Calibration, state: Callable[[], Mapping[str, Any]], still_seconds: float = 0.8,
-                 profiles: Any = None):
+                 profiles: Any = None, reader: Any = None):
         from companion.vision.dice import DiceReader
         from companion.vision.watch_dice import DiceWatch
 
         self.cal = cal
         self.state = state
-        self.watch = DiceWatch(still_seconds=still_seconds, reader=DiceReader(profiles=profiles))
+        self.watch = DiceWatch(still_seconds=still_seconds, reader=reader or DiceReader(profiles=profiles))
         self.status = "waiting"
         self.last_dice: list[Any] = []
         self.last_reason = ""
@@ -121,9 +121,10 @@ class TableVision:
     name = "vision"
 
     def __init__(self, state: Callable[[], Mapping[str, Any]], calibration_file: str | Path | None = None,
-                 recalibrate_every: float = 2.0, profiles: Any = None):
+                 recalibrate_every: float = 2.0, profiles: Any = None, reader: Any = None):
         self.state = state
         self.profiles = profiles
+        self.reader = reader  # a DiceReader to share (its networks hold buffers), else one of our own
         self.calibration_file = Path(calibration_file) if calibration_file else None
         self.recalibrate_every = recalibrate_every
         self.cal: Calibration | None = None
@@ -142,7 +143,7 @@ class TableVision:
 
         self.cal = cal
         self.cups = CupWatch(cal)
-        self.dice = DiceStep(cal, self.state, profiles=self.profiles)
+        self.dice = DiceStep(cal, self.state, profiles=self.profiles, reader=self.reader)
         self.status = f"calibrated ({how}, {cal.error_mm:.1f} mm)"
         log.info("table vision: %s", self.status)
 

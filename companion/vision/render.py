@@ -269,7 +269,11 @@ class Renderer:
         xs = np.arange(tw, dtype=np.float32)[None, :]
         grain = 1.0 + 0.06 * np.sin(ys / 9.0 + 3 * np.sin(xs / 140.0)) + 0.03 * np.sin(ys / 2.3)
         speckle = cv2.resize(self.rng.normal(0, 0.02, (th // 4, tw // 4)).astype(np.float32), (tw, th))
-        table = np.clip((grain + speckle)[..., None] * base.astype(np.float32), 0, 255).astype(np.uint8)
+        shade = grain + speckle
+        del grain, speckle
+        table = np.empty((th, tw, 3), np.uint8)  # channel by channel: a 3-channel float copy would
+        for c in range(3):                       # cost ~70 MB of peak memory at this texture size
+            table[..., c] = np.clip(shade * np.float32(base[c]), 0, 255)
         ty0, ty1 = int((-75 - y0) * s), int((L.table_h + 75 - y0) * s)
         tx0, tx1 = int((-75 - x0) * s), int((L.table_w + 75 - x0) * s)
         tex[ty0:ty1, tx0:tx1] = table[ty0:ty1, tx0:tx1]

@@ -88,6 +88,9 @@ class RenderedTable:
         self.throws = scripted_throws(self.seq)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # one renderer and one dice reader for the whole demo (each holds frame-sized buffers)
+        self.renderer = Renderer(self.seq.look, self.seq.layout, self.seq.seed)
+        self.reader: Any = None
 
     # -- time on the script (seconds since the first throw's scene; negative during the intro)
     def game_time(self) -> float:
@@ -109,9 +112,12 @@ class RenderedTable:
         from companion.vision.colour import ColourProfiles, face_lab
         from companion.vision.dice import DiceReader
 
-        renderer = Renderer(self.seq.look, self.seq.layout, self.seq.seed)
+        renderer = self.renderer
         frame = renderer.frame(self.seq.scenes[0])
-        found = DiceReader(profiles=ColourProfiles()).read(frame)
+        if self.reader is None:
+            self.reader = DiceReader(profiles=ColourProfiles())
+        self.reader.profiles = ColourProfiles()
+        found = self.reader.read(frame)
         samples: dict[str, list[np.ndarray]] = {}
         h = self.seq.layout.die_mm
         for die in self.seq.scenes[0].dice:
@@ -121,7 +127,8 @@ class RenderedTable:
             near = min(found, key=lambda d: (d.center[0] - u) ** 2 + (d.center[1] - v) ** 2)
             if (near.center[0] - u) ** 2 + (near.center[1] - v) ** 2 <= near.size ** 2:
                 samples.setdefault(die.colour, []).append(face_lab(frame, near.center, near.size))
-        return ColourProfiles.learn(samples)
+        self.reader.profiles = ColourProfiles.learn(samples)
+        return self.reader.profiles
 
     # -- the players: a press for every miss, in turn
     def start_players(self, table: Table, press: Callable[[], Any]) -> None:
@@ -179,7 +186,7 @@ class RenderedSource(Source):
 
     def __init__(self, table: RenderedTable):
         self.table = table
-        self.renderer = Renderer(table.seq.look, table.seq.layout, table.seq.seed)
+        self.renderer = table.renderer
         self._last_index = -2
         self._last_frame: np.ndarray | None = None
 

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,9 +118,9 @@ class CupWatch:
             hit = next((c for c in free if c.slot == k.slot), None)
             if hit is None:
                 near = [c for c in free if c.side == k.side and c.cup == k.cup
-                        and np.hypot(c.x - k.x, c.y - k.y) < 45]
-                hit = min(near, key=lambda c: np.hypot(c.x - k.x, c.y - k.y)) if near else None
-            if hit is not None and k.cup != "silver" and np.hypot(hit.x - k.x, hit.y - k.y) > 45:
+                        and math.hypot(c.x - k.x, c.y - k.y) < 45]
+                hit = min(near, key=lambda c: math.hypot(c.x - k.x, c.y - k.y)) if near else None
+            if hit is not None and k.cup != "silver" and math.hypot(hit.x - k.x, hit.y - k.y) > 45:
                 hit = None      # a cup does not jump: that is something else of its colour
             if hit is not None:
                 free.remove(hit)
@@ -174,7 +175,7 @@ class CupWatch:
         this cup too. (One unseen for seconds is a cup gone unconfirmed, not a hand.)"""
         reach = 1.6 * self.cal.layout.pitch
         return any(id(o) not in seen_now and o is not k and o.cup != "silver" and t - o.seen_at < 3.0
-                   and np.hypot(o.x - k.x, o.y - k.y) < reach for o in self.tracked)
+                   and math.hypot(o.x - k.x, o.y - k.y) < reach for o in self.tracked)
 
     def _ball(self, k: Tracked, ball: bool, t: float) -> list[Proposed]:
         if ball:

@@ -6,6 +6,7 @@ import pytest
 
 from companion.games import get_engine
 from companion.games.base import EventError, Game, RuleError
+from tests.games.helpers import refused
 
 A_DICE = {"blue": 3, "red": 4, "green": 2, "yellow": 5}  # the seed's Player A: 5, 4, 3, 2
 B_DICE = {"blue": 6, "red": 4, "green": 3, "yellow": 1}  # the seed's Player B: 6, 4, 3, 1
@@ -30,12 +31,6 @@ def throw(game: Game, side: str, cup: str) -> None:
     game.push({"type": "throw", "side": side, "cup": cup})
 
 
-def refused(game: Game, event: dict) -> str:
-    before = game.view()
-    with pytest.raises(RuleError) as err:
-        game.push(event)
-    assert game.view() == before, "a refused event changes nothing"
-    return err.value.code
 
 
 def detail(game: Game, side: str) -> dict:

@@ -9,6 +9,7 @@ import pytest
 from companion.bench.engines import simulate
 from companion.games import get_engine
 from companion.games.base import EventError, Game, RuleError
+from tests.games.helpers import refused
 
 
 def start(players=("P1", "P2", "P3"), **options) -> Game:
@@ -32,12 +33,6 @@ def turn(game: Game, player: str, face: str, value: int | None = None, source: s
         move(game, player, value, source, target)
 
 
-def refused(game: Game, event: dict) -> str:
-    before = game.view()
-    with pytest.raises(RuleError) as err:
-        game.push(event)
-    assert game.view() == before, "a refused event changes nothing"
-    return err.value.code
 
 
 def detail(game: Game) -> dict:

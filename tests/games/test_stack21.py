@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from companion.games.base import EventError, Game, RuleError
+from tests.games.helpers import refused
 
 FILLER = ["5"] * 40
 
@@ -36,12 +37,6 @@ def play(game: Game, *events: dict[str, Any]) -> None:
         game.push(e)
 
 
-def refused(game: Game, event: dict[str, Any]) -> str:
-    before = game.view()
-    with pytest.raises(RuleError) as err:
-        game.push(event)
-    assert game.view() == before, "a refused event changes nothing"
-    return err.value.code
 
 
 def draw(p: str, **kw: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pytest
 from companion.bench.engines import simulate
 from companion.games import get_engine
 from companion.games.base import EventError, Game, RuleError
+from tests.games.helpers import refused
 
 COLOURS = ["white", "black", "red", "blue", "yellow", "green"]
 PRINTED = [[6, 5, 4, 3, 2, 1], [5, 4, 4, 4, 3, 1], [5, 5, 4, 3, 2, 2], [5, 5, 5, 2, 2, 1], [4, 4, 4, 4, 3, 2]]
@@ -58,12 +59,6 @@ def strike(game: Game, player: str) -> None:
     game.push({"type": "strike", "player": player})
 
 
-def refused(game: Game, event: dict) -> str:
-    before = game.view()
-    with pytest.raises(RuleError) as err:
-        game.push(event)
-    assert game.view() == before, "a refused event changes nothing"
-    return err.value.code
 
 
 def detail(game: Game) -> dict:

@@ -58,8 +58,8 @@ def score(reader: DiceReader, items: list[tuple[Path, np.ndarray]]) -> tuple[int
 def test_held_out_train_photos_are_read_with_their_values(reader: DiceReader, held_out) -> None:
     total, right, extra, bad = score(reader, held_out)
     assert total == 151
-    # The target is 99.5 %; the shipped models read about 93 % of these (see the model card).
-    assert right >= 0.9 * total, f"only {right} of {total} dice read right; images with mistakes: {bad}"
+    # The target is 99.5 %; the shipped models read 142 of these (94 %, see the model card).
+    assert right >= 0.93 * total, f"only {right} of {total} dice read right; images with mistakes: {bad}"
     assert extra <= 2
     assert len(bad) <= 7, bad
 

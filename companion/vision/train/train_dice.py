@@ -236,6 +236,7 @@ def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module 
 
 
 HARD_FROM: Path | None = None  # a finder (ONNX) whose false finds become negatives
+CHECKPOINT: Path | None = None  # reader: also save every 1000 steps next to this path
 PATCH = 3.0  # bank patches are 3 × die size: room for rotation and scale jitter
 
 
@@ -346,12 +347,15 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
         if step % 100 == 0:
             acc = (y.argmax(1) == torch.tensor(ys)).float().mean().item()
             print(f"reader step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} acc {acc:.3f}", flush=True)
+        if CHECKPOINT is not None and step % 1000 == 0:  # to look at a long run before it ends
+            torch.save(net.state_dict(), CHECKPOINT.with_suffix(f".{step}.pt"))
     return net
 
 
-def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict) -> Path:
+def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out_dir: Path = MODELS) -> Path:
     net.eval()
-    path = MODELS / f"{name}.onnx"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.onnx"
     torch.onnx.export(net, torch.zeros(shape), str(path), input_names=["x"], output_names=["y"],
                       dynamic_axes=dynamic, opset_version=13, dynamo=False)
     return path
@@ -367,6 +371,8 @@ def main() -> None:
     ap.add_argument("--resume", type=Path, help="continue from a saved state (.pt)")
     ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
     ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
+    ap.add_argument("--out", type=Path, default=MODELS,
+                    help="where to write the ONNX file (default models/; export elsewhere to compare first)")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
@@ -374,8 +380,8 @@ def main() -> None:
     train = load_split("train")
     fit = [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
-    global HARD_FROM
-    HARD_FROM = a.hard_negatives
+    global HARD_FROM, CHECKPOINT
+    HARD_FROM, CHECKPOINT = a.hard_negatives, a.save
     net = Finder() if a.part == "finder" else Reader()
     if a.resume:
         net.load_state_dict(torch.load(a.resume))
@@ -386,9 +392,9 @@ def main() -> None:
     if a.save:
         torch.save(net.state_dict(), a.save)
     if a.part == "finder":
-        print(export(net, "dice-finder", (1, 3, IN, IN), {"x": {2: "h", 3: "w"}, "y": {2: "h", 3: "w"}}))
+        print(export(net, "dice-finder", (1, 3, IN, IN), {"x": {2: "h", 3: "w"}, "y": {2: "h", 3: "w"}}, a.out))
     else:
-        print(export(net, "dice-reader", (1, 3, CROP, CROP), {"x": {0: "n"}, "y": {0: "n"}}))
+        print(export(net, "dice-reader", (1, 3, CROP, CROP), {"x": {0: "n"}, "y": {0: "n"}}, a.out))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""``companion serve``: the scoreboard on waitress, one thread per open phone stream.
+"""The scoreboard on waitress, one thread per open phone stream. ``companion serve`` itself is
+:mod:`companion.live` (it adds the camera loop); its options are defined here.
 
 ``serve(app, host, port, threads)`` is the reusable part (the live camera loop calls it);
 ``start(app, host, port, threads)`` runs the same server in a background thread and returns a
@@ -10,14 +11,11 @@ from __future__ import annotations
 import argparse
 import logging
 import socket
-import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
-
-from companion.config import ConfigError, load
 
 log = logging.getLogger(__name__)
 
@@ -126,28 +124,3 @@ def start(app: Flask, host: str = "127.0.0.1", port: int = 0, threads: int = 32)
     running.thread = threading.Thread(target=running._run, name="companion-web", daemon=True)
     running.thread.start()
     return running
-
-
-def run(args: argparse.Namespace) -> int:
-    from companion.web.app import create_app
-
-    overrides: dict[str, Any] = {}
-    server = {k: v for k, v in (("host", args.host), ("port", args.port), ("threads", args.threads)) if v is not None}
-    if server:
-        overrides["server"] = server
-    if args.data_dir:
-        overrides["data"] = {"dir": args.data_dir}
-    try:
-        config = load(args.config, overrides)
-    except ConfigError as err:
-        print(f"companion serve: {err}", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    app = create_app(config)
-    host, port, threads = config["server"]["host"], config["server"]["port"], config["server"]["threads"]
-    try:
-        serve(app, host, port, threads)
-    except OSError as err:
-        print(f"companion serve: cannot listen on {host}:{port}: {err.strerror}", file=sys.stderr)
-        return 2
-    return 0

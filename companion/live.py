@@ -346,8 +346,8 @@ class Service:
             # the rendered table is its own table: never mix its calibration with a real one;
             # its colours are learned from its own frame, as a person would at a real table
             profiles = self.rendered.colour_profiles()
-            return [TableVision(self.table.state, None, profiles=profiles, reader=self.rendered.reader)]
-        return [TableVision(self.table.state, cal_file, profiles=load_profiles(colours, self.config["data"]["dir"]))]
+            return [TableVision(self.table, None, profiles=profiles, reader=self.rendered.reader)]
+        return [TableVision(self.table, cal_file, profiles=load_profiles(colours, self.config["data"]["dir"]))]
 
     def start(self) -> None:
         if self.rendered is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from companion.proposals import DieReading, dice_event
+from companion.table import Table
 from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.watch import Proposed
 
@@ -42,13 +43,11 @@ class DiceStep:
 
     name = "dice"
 
-    def __init__(self, cal: Calibration, state: Callable[[], Mapping[str, Any]], still_seconds: float = 0.8,
-                 profiles: Any = None, reader: Any = None):
+    def __init__(self, cal: Calibration, still_seconds: float = 0.8, profiles: Any = None, reader: Any = None):
         from companion.vision.dice import DiceReader
         from companion.vision.watch_dice import DiceWatch
 
         self.cal = cal
-        self.state = state
         self.watch = DiceWatch(still_seconds=still_seconds, reader=reader or DiceReader(profiles=profiles))
         self.status = "waiting"
         self.last_dice: list[Any] = []
@@ -57,7 +56,7 @@ class DiceStep:
     def wanted(self, state: Mapping[str, Any]) -> bool:
         return any(a.get("type") in DICE_EVENTS for a in state.get("legal", []))
 
-    def on_table(self, dice: list[Any]) -> list[DieReading]:
+    def on_table(self, dice: list[Any], game: str | None) -> list[DieReading]:
         layout = self.cal.layout
         if not dice:
             return []
@@ -67,7 +66,7 @@ class DiceStep:
         front = min((slot.y for slot in self.cal.slots), default=layout.table_h) - layout.rim_d / 2
         out = []
         for d, (x, y) in zip(dice, mm, strict=True):
-            if self.state().get("game") == "exact21" and y > front:
+            if game == "exact21" and y > front:
                 continue
             if any(np.hypot(x - mx, y - my) < MARKER_CLEARANCE_MM for mx, my in markers):
                 continue
@@ -77,8 +76,7 @@ class DiceStep:
             out.append(DieReading(d.value, d.color, (float(x), float(y)), float(d.confidence)))
         return out
 
-    def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
-        state = self.state()
+    def feed(self, frame: np.ndarray, t: float, state: Mapping[str, Any]) -> list[Proposed]:
         if not self.wanted(state):
             self.status = "no dice expected now"
             return []
@@ -87,7 +85,7 @@ class DiceStep:
         if roll is None:
             return []
         self.last_dice = roll.dice
-        readings = self.on_table(roll.dice)
+        readings = self.on_table(roll.dice, state.get("game"))
         middle = self.cal.layout.table_w / 2
         groups = [readings]
         if state.get("game") == "exact21":  # each side's four dice lie in its own half
@@ -120,9 +118,11 @@ class TableVision:
 
     name = "vision"
 
-    def __init__(self, state: Callable[[], Mapping[str, Any]], calibration_file: str | Path | None = None,
+    def __init__(self, table: Table, calibration_file: str | Path | None = None,
                  recalibrate_every: float = 2.0, profiles: Any = None, reader: Any = None):
-        self.state = state
+        self.table = table
+        self._state: Mapping[str, Any] = {}
+        self._version: int | None = None
         self.profiles = profiles
         self.reader = reader  # a DiceReader to share (its networks hold buffers), else one of our own
         self.calibration_file = Path(calibration_file) if calibration_file else None
@@ -143,7 +143,7 @@ class TableVision:
 
         self.cal = cal
         self.cups = CupWatch(cal)
-        self.dice = DiceStep(cal, self.state, profiles=self.profiles, reader=self.reader)
+        self.dice = DiceStep(cal, profiles=self.profiles, reader=self.reader)
         self.status = f"calibrated ({how}, {cal.error_mm:.1f} mm)"
         log.info("table vision: %s", self.status)
 
@@ -171,10 +171,19 @@ class TableVision:
         if (frame.shape[1], frame.shape[0]) != tuple(self.cal.image_size):
             self._ready(self.cal.scaled(frame.shape[1], frame.shape[0]), "rescaled")
         assert self.dice is not None
-        out = self.dice.feed(frame, t)
-        if self.state().get("game") == "exact21":
+        state = self.state()
+        out = self.dice.feed(frame, t, state)
+        if state.get("game") == "exact21":
             out += self.cups.feed(frame, t)
         return out
+
+    def state(self) -> Mapping[str, Any]:
+        """The table's state, rebuilt only when the table has changed: a full state costs
+        milliseconds (the engine's view and legal actions), too much for every frame."""
+        if self.table.version != self._version:
+            self._version = self.table.version
+            self._state = self.table.state()
+        return self._state
 
     def draw(self, frame: np.ndarray) -> None:
         if self.dice is not None:

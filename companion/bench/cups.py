@@ -14,7 +14,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.bench.engines import machine
+from companion.bench import machine
 from companion.vision.calibrate import calibrate
 from companion.vision.render import Renderer, game_sequence
 from companion.vision.watch_cups import CupWatch

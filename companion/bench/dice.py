@@ -23,7 +23,6 @@ import argparse
 import csv
 import json
 import math
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -31,32 +30,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.bench import machine, memory_mb
 from companion.vision.colour import UNKNOWN, load_profiles
 from companion.vision.dice import DiceReader, Die
-
-
-def machine() -> str:
-    import os
-
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{platform.machine()} {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, OpenCV {cv2.__version__}"
-
-
-def rss_mb() -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 # ------------------------------------------------------------------ data
@@ -172,7 +148,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
     cv2.setNumThreads(1)
     items = load_labelled(root, split)
     truth = colour_truth(colour_labels, split)
-    before = rss_mb()
+    before = memory_mb()[0]
     reader = DiceReader(load_profiles(colours), scale=scale)
     n_labels = n_det = right = wrong_value = n_extra = images_right = 0
     per_value = {v: {"labelled": 0, "read": 0, "right": 0} for v in range(1, 7)}
@@ -242,7 +218,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
                     col["profile_as_other_profile"] += 1
                 if not good and got != UNKNOWN:
                     col_fail.append({"image": path.name, "center": [cx, cy], "labelled": want, "got": got})
-    after = rss_mb()
+    after = memory_mb()[0]
     result = {
         "data": str(root), "split": split or "all", "perturbed": perturbed, "images": len(items),
         "dice": n_labels, "detections": n_det,

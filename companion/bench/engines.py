@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import random
 import statistics
 import time
 
+from companion.bench import machine
 from companion.games import ENGINES, get_engine
 from companion.games.base import Game
-
-
-def machine() -> str:
-    import os
-
-    return f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores, Python {platform.python_version()}".replace("  ", " ")
 
 
 def simulate(name: str, games: int, seed: int, max_events: int = 20000) -> dict:

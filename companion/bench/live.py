@@ -23,24 +23,9 @@ import tempfile
 import threading
 import time
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-from companion.bench.engines import machine
-
-
-def rss_mb() -> tuple[float, float]:
-    """(current, peak) resident memory of this process in MB (Linux /proc)."""
-    now = peak = 0.0
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                now = int(line.split()[1]) / 1024
-            elif line.startswith("VmHWM:"):
-                peak = int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return now, peak
+from companion.bench import machine, memory_mb
 
 
 def _stream(url: str, arrivals: dict[int, float], stop: threading.Event) -> None:
@@ -96,7 +81,7 @@ def measure(seed: int, speed: float, auto_seconds: float, data_dir: str) -> dict
         time.sleep(0.2)
     time.sleep(0.5)
     health = service.live.health()
-    now_mb, peak_mb = rss_mb()
+    now_mb, peak_mb = memory_mb()
     stop.set()
     service.stop()
     server.stop()

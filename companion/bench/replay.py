@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from companion.bench.engines import machine
+from companion.bench import machine
 from companion.games import ENGINES, get_engine
 from companion.games.base import Game
 from companion.replay import read_jsonl, replay

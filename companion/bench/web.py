@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from companion.bench.engines import machine
+from companion.bench import machine, memory_mb
 from companion.games import get_engine
 from companion.games.base import Game
 
@@ -49,11 +49,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return float("nan")
 
 
 class Streams:
@@ -158,13 +153,13 @@ def bench(clients: int, events: int, gap: float, seed: int) -> dict[str, Any]:
             new_game = engine.random_new_game(rng)
             post(conn, "/api/games", new_game)
             game = Game(engine, new_game, engine.new_game(new_game))
-            rss_idle = rss_mb(proc.pid)
+            rss_idle = round(memory_mb(proc.pid)[0], 1)
             streams = Streams(port, clients)
             conn.request("GET", "/api/state")
             first = json.loads(conn.getresponse().read())["version"]
             if not streams.wait_all(first, 20):
                 raise RuntimeError("not every stream got the first state")
-            rss_streams = rss_mb(proc.pid)
+            rss_streams = round(memory_mb(proc.pid)[0], 1)
             delivery, to_all, post_ms, missed = [], [], [], 0
             for _ in range(events):
                 if engine.finished(game.state):
@@ -185,7 +180,7 @@ def bench(clients: int, events: int, gap: float, seed: int) -> dict[str, Any]:
                 if times:
                     to_all.append(max(times) * 1000)
                 time.sleep(gap)
-            rss_after = rss_mb(proc.pid)
+            rss_after = round(memory_mb(proc.pid)[0], 1)
             streams.close()
             conn.close()
         finally:

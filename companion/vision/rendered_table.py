@@ -33,12 +33,13 @@ log = logging.getLogger(__name__)
 PLAYERS = {"A": ["Ann"], "B": ["Ben"]}
 
 
-def demo_sequence(seed: int, fps: float = 15.0) -> Sequence:
-    """A rendered game that ends with a winner (the first from ``seed`` on that does)."""
+def demo_sequence(seed: int, fps: float = 15.0) -> tuple[Sequence, str]:
+    """A rendered game that ends with a winner (the first from ``seed`` on that does), and the winner."""
     for s in range(seed, seed + 50):
         seq = game_sequence(s, fps=fps, max_throws=60)
-        if _winner(seq) is not None:
-            return seq
+        winner = _winner(seq)
+        if winner is not None:
+            return seq, winner
     raise RuntimeError(f"no finished game between seeds {seed} and {seed + 49}")
 
 
@@ -79,12 +80,11 @@ class RenderedTable:
 
     def __init__(self, seed: int = 0, speed: float = 1.0, intro_seconds: float = 3.0, fps: float = 15.0,
                  clock: Callable[[], float] = time.monotonic):
-        self.seq = demo_sequence(seed, fps)
+        self.seq, self.winner = demo_sequence(seed, fps)
         self.speed = speed
         self.intro = intro_seconds
         self.clock = clock
         self.started: float | None = None
-        self.winner = _winner(self.seq)
         self.throws = scripted_throws(self.seq)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -144,12 +144,12 @@ def colour_truth(path: Path | None, split: str | None) -> dict[str, list[dict]]:
 
 
 def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | None,
-          colours: str | None, scale: float) -> dict:
+          colours: str | None, scale: float, models: Path | None = None) -> dict:
     cv2.setNumThreads(1)
     items = load_labelled(root, split)
     truth = colour_truth(colour_labels, split)
     before = memory_mb()[0]
-    reader = DiceReader(load_profiles(colours), scale=scale)
+    reader = DiceReader(load_profiles(colours), scale=scale, **({"models_dir": models} if models else {}))
     n_labels = n_det = right = wrong_value = n_extra = images_right = 0
     per_value = {v: {"labelled": 0, "read": 0, "right": 0} for v in range(1, 7)}
     ms: list[float] = []
@@ -252,6 +252,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--colour-labels", type=Path, help="hand-labelled die colours (JSON) to score colours")
     parser.add_argument("--colours", help="colour profile file (default models/dice-colours.json)")
     parser.add_argument("--scale", type=float, default=0.5)
+    parser.add_argument("--models", type=Path, help="a folder with other dice-*.onnx files to compare (default models/)")
     parser.add_argument("--json", action="store_true", help="one JSON object with every figure")
 
 
@@ -259,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     if not (args.labelled_dir / "images").is_dir():
         print(f"{args.labelled_dir}: expected images/ and labels/ (YOLO, class = value - 1)")
         return 2
-    r = bench(args.labelled_dir, args.split, args.perturb, args.colour_labels, args.colours, args.scale)
+    r = bench(args.labelled_dir, args.split, args.perturb, args.colour_labels, args.colours, args.scale, args.models)
     if args.json:
         print(json.dumps(r))
         return 0

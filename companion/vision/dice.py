@@ -7,7 +7,8 @@ see ``models/dice-reader.md``):
 1. the *finder* looks at the frame at half size and gives a heat map of die centres (one cell per
    4 input pixels), the die size and the centre's sub-cell offset; local maxima above
    ``find_threshold`` are candidates;
-2. the *reader* looks at a 32×32 crop around each candidate (1.4 × the die size, from the
+2. the *reader* looks at a small square crop around each candidate (its side and how much
+   of the die's surroundings it takes are in ``models/dice-reader.json``; the crop comes from the
    full-size frame) and says "not a die" or the value 1–6. Only the top face is in the middle of
    the crop, so side faces seen by a tilted camera do not count. A doubtful crop is looked at
    again turned by 90°, 180° and 270° and the four answers are averaged.
@@ -19,6 +20,7 @@ about 20–70 pixels across (the byler photos at 640×640, the demo's dice at 12
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,14 +28,15 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.vision.colour import UNKNOWN, ColourProfiles, default_profiles
+from companion.vision.colour import UNKNOWN, ColourProfiles, default_profiles, face_lab
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 STRIDE = 4
-CROP = 32
-CROP_SCALE = 1.4
 SIZE_NORM = 32.0
 BATCH = 8
+# OpenCV 5's classic engine runs these small networks about twice as fast as its new one
+# (0.9 vs 1.6 ms for 8 reader crops, one thread), with the same outputs to 1e-5.
+ENGINE = cv2.dnn.ENGINE_CLASSIC
 
 
 @dataclass(frozen=True)
@@ -54,11 +57,11 @@ class Die:
         return float(np.sqrt(max(1, self.box[2] - self.box[0]) * max(1, self.box[3] - self.box[1])))
 
 
-def crop_die(frame: np.ndarray, cx: float, cy: float, size: float) -> np.ndarray:
-    """The reader's view of a candidate: a CROP×CROP square of side ``CROP_SCALE`` × size."""
-    k = CROP / (size * CROP_SCALE)
-    m = np.array([[k, 0, CROP / 2 - k * cx], [0, k, CROP / 2 - k * cy]], np.float64)
-    return cv2.warpAffine(frame, m, (CROP, CROP), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+def crop_die(frame: np.ndarray, cx: float, cy: float, size: float, crop: int, crop_scale: float) -> np.ndarray:
+    """The reader's view of a candidate: a crop×crop image of a square of side crop_scale × size."""
+    k = crop / (size * crop_scale)
+    m = np.array([[k, 0, crop / 2 - k * cx], [0, k, crop / 2 - k * cy]], np.float64)
+    return cv2.warpAffine(frame, m, (crop, crop), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
 
 
 class DiceReader:
@@ -68,8 +71,10 @@ class DiceReader:
                  scale: float = 0.5, find_threshold: float = 0.25, die_threshold: float = 0.5,
                  sure: float = 0.9) -> None:
         models_dir = Path(models_dir)
-        self.finder = cv2.dnn.readNetFromONNX(str(models_dir / "dice-finder.onnx"))
-        self.reader = cv2.dnn.readNetFromONNX(str(models_dir / "dice-reader.onnx"))
+        self.finder = cv2.dnn.readNetFromONNX(str(models_dir / "dice-finder.onnx"), ENGINE)
+        self.reader = cv2.dnn.readNetFromONNX(str(models_dir / "dice-reader.onnx"), ENGINE)
+        geometry = json.loads((models_dir / "dice-reader.json").read_text())
+        self.crop, self.crop_scale = int(geometry["crop"]), float(geometry["crop_scale"])
         self.profiles = default_profiles() if profiles is None else profiles
         self.scale = scale
         self.find_threshold = find_threshold
@@ -78,7 +83,8 @@ class DiceReader:
         # OpenCV sets a network up on its first run: do it now, not on the first camera frame
         self.finder.setInput(np.zeros((1, 3, 320, 320), np.float32))
         self.finder.forward()
-        self._classify([np.zeros((CROP, CROP, 3), np.uint8)] * 4)
+        self._classify([np.zeros((self.crop, self.crop, 3), np.uint8)] * 4)
+        face_lab(np.zeros((8, 8, 3), np.uint8), (4, 4), 8)  # OpenCV builds its L*a*b* tables (~0.1 s) on first use
 
     # ------------------------------------------------------------ stage 1
     def candidates(self, frame: np.ndarray) -> list[tuple[float, float, float, float]]:
@@ -126,7 +132,7 @@ class DiceReader:
         cands = self.candidates(frame)
         if not cands:
             return []
-        crops = [crop_die(frame, cx, cy, s) for cx, cy, s, _ in cands]
+        crops = [crop_die(frame, cx, cy, s, self.crop, self.crop_scale) for cx, cy, s, _ in cands]
         prob = self._classify(crops)
         # A second look at the doubtful ones: the same crop turned by 90°, 180° and 270°.
         doubtful = [i for i, p in enumerate(prob) if p.max() < self.sure]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import time
 from pathlib import Path
@@ -34,8 +35,8 @@ DATA = ROOT.parent / "shared" / "data" / "dice" / "byler"
 MODELS = ROOT / "models"
 IN = 320          # finder training window (pixels of the half-size frame)
 STRIDE = 4
-CROP = 32         # reader input
-CROP_SCALE = 1.4  # reader crop side = 1.4 × die size
+CROP = 48         # reader input (--crop)
+CROP_SCALE = 1.4  # reader crop side = CROP_SCALE × die size (--crop-scale)
 SIZE_NORM = 32.0  # finder size output is die size (input px) / 32
 
 
@@ -149,12 +150,15 @@ def finder_sample(img: np.ndarray, dice: np.ndarray, rng: np.random.Generator):
     return win, heat, reg, mask
 
 
-def reader_crop(img: np.ndarray, cx: float, cy: float, size: float, angle: float) -> np.ndarray:
+def reader_crop(img: np.ndarray, cx: float, cy: float, size: float, angle: float,
+                shear: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+    """The reader's view, turned by ``angle`` and sheared a little (a die seen slightly from the side)."""
     side = size * CROP_SCALE
     k = CROP / side
     M = cv2.getRotationMatrix2D((cx, cy), angle, k)
-    M[0, 2] += CROP / 2 - cx
-    M[1, 2] += CROP / 2 - cy
+    S = np.array([[1 + shear[0], shear[1]], [shear[1], 1 - shear[0]]])
+    M = np.hstack([S @ M[:, :2], np.zeros((2, 1))])
+    M[:, 2] = np.array([CROP / 2, CROP / 2]) - M[:, :2] @ np.array([cx, cy])
     return cv2.warpAffine(img, M, (CROP, CROP), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
 
 
@@ -179,11 +183,15 @@ class Finder(nn.Module):
 
 
 class Reader(nn.Module):
-    def __init__(self) -> None:
+    """CROP×CROP crop → [not a die, 1, …, 6]. Two convolutions at the coarsest level: a six is
+    told from a five by where its pips are, not only how many dark spots there are."""
+
+    def __init__(self, crop: int | None = None) -> None:
         super().__init__()
+        n = (crop or CROP) // 8
         self.f = nn.Sequential(cbr(3, 12), nn.MaxPool2d(2), cbr(12, 24), nn.MaxPool2d(2),
-                               cbr(24, 48), nn.MaxPool2d(2))
-        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(48 * 4 * 4, 64), nn.ReLU(inplace=True), nn.Linear(64, 7))
+                               cbr(24, 48), cbr(48, 48), nn.MaxPool2d(2))
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(48 * n * n, 64), nn.ReLU(inplace=True), nn.Linear(64, 7))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(self.f(x))
@@ -252,13 +260,13 @@ def patch_of(padded: np.ndarray, cx: float, cy: float, size: float) -> tuple[np.
 
 
 def build_bank(data, rng: np.random.Generator, synthetic_images: int = 60):
-    """(patch, cx, cy, size, label) for every die and for places that are not a die's centre."""
+    """(patch, cx, cy, size, label, drawn) for every die and for places that are not a die's centre."""
     bank = []
-    sources = [(img, dice) for img, dice, _ in data] + [synthetic(rng) for _ in range(synthetic_images)]
-    for img, dice in sources:
+    sources = [(img, dice, False) for img, dice, _ in data] + [(*synthetic(rng), True) for _ in range(synthetic_images)]
+    for img, dice, drawn in sources:
         padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
         for cx, cy, sz, v in dice:
-            bank.append((*patch_of(padded, cx, cy, sz), sz, int(v)))
+            bank.append((*patch_of(padded, cx, cy, sz), sz, int(v), drawn))
         h, w = img.shape[:2]
         mean_size = float(np.median(dice[:, 2])) if len(dice) else 40.0
         made = 0
@@ -281,7 +289,7 @@ def build_bank(data, rng: np.random.Generator, synthetic_images: int = 60):
                 continue
             if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
                 continue
-            bank.append((*patch_of(padded, cx, cy, sz), sz, 0))
+            bank.append((*patch_of(padded, cx, cy, sz), sz, 0, drawn))
             made += 1
     return bank
 
@@ -307,15 +315,16 @@ def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int
                 continue
             if size * PATCH / 2 + 2 > PAD:
                 continue
-            out += [(*patch_of(padded, cx, cy, size), size, 0)] * copies
+            out += [(*patch_of(padded, cx, cy, size), size, 0, False)] * copies
     return out
 
 
 def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
-    patch, cx, cy, sz, label = item
+    patch, cx, cy, sz, label, _drawn = item
     j = sz * 0.08 if label else 0.0
+    shear = tuple(rng.normal(0, 0.06, 2)) if rng.random() < 0.5 else (0.0, 0.0)
     crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
-                       rng.uniform(0, 360))
+                       rng.uniform(0, 360), shear)
     return photometric(crop, rng, 0.6)
 
 
@@ -327,6 +336,10 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
         print(f"hard negatives: {len(hard) // 3} places where the finder saw a die and there is none", flush=True)
         bank += hard
     print(f"bank: {len(bank)} patches, {sum(1 for b in bank if b[4])} dice", flush=True)
+    # Draw half of every batch from the photos' dice: they are what the reader must get right,
+    # and the drawn dice and the non-dice would otherwise outnumber them.
+    real = np.array([i for i, b in enumerate(bank) if b[4] and not b[5]])
+    other = np.array([i for i, b in enumerate(bank) if not (b[4] and not b[5])])
     net = net or Reader()
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0, step = time.time(), 0
@@ -335,7 +348,7 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
         frac = (time.time() - t0) / budget
         for g in opt.param_groups:
             g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
-        idx = rng.integers(0, len(bank), 256)
+        idx = np.concatenate([rng.choice(real, 128), rng.choice(other, 128)])
         xs = [bank_sample(bank[i], rng) for i in idx]
         ys = [bank[i][4] for i in idx]
         y = net(to_tensor(xs))
@@ -362,6 +375,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 
 def main() -> None:
+    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -371,6 +385,8 @@ def main() -> None:
     ap.add_argument("--resume", type=Path, help="continue from a saved state (.pt)")
     ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
     ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
+    ap.add_argument("--crop", type=int, default=CROP, help="reader input side in pixels")
+    ap.add_argument("--crop-scale", type=float, default=CROP_SCALE, help="reader crop side / die size")
     ap.add_argument("--out", type=Path, default=MODELS,
                     help="where to write the ONNX file (default models/; export elsewhere to compare first)")
     a = ap.parse_args()
@@ -380,8 +396,7 @@ def main() -> None:
     train = load_split("train")
     fit = [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
-    global HARD_FROM, CHECKPOINT
-    HARD_FROM, CHECKPOINT = a.hard_negatives, a.save
+    HARD_FROM, CHECKPOINT, CROP, CROP_SCALE = a.hard_negatives, a.save, a.crop, a.crop_scale
     net = Finder() if a.part == "finder" else Reader()
     if a.resume:
         net.load_state_dict(torch.load(a.resume))
@@ -395,6 +410,8 @@ def main() -> None:
         print(export(net, "dice-finder", (1, 3, IN, IN), {"x": {2: "h", 3: "w"}, "y": {2: "h", 3: "w"}}, a.out))
     else:
         print(export(net, "dice-reader", (1, 3, CROP, CROP), {"x": {0: "n"}, "y": {0: "n"}}, a.out))
+        # the runtime crops the way this reader was trained to look
+        (a.out / "dice-reader.json").write_text(json.dumps({"crop": CROP, "crop_scale": CROP_SCALE}) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ calibrated (not imported at runtime).
 Per colour: two L*a*b* centres — the median of the dice hand-labelled with that colour on byler
 **train** photos (``tests/vision/data/byler_colours.json``) and the body colour the renderer paints
 (:data:`companion.vision.draw_dice.BODY_BGR`) — and a spread per axis of 1.5 × the robust
-standard deviation of the labelled dice, at least (12, 3, 3). A die is named when within 2.5
+standard deviation of the labelled dice, at least (12, 3, 3) — for the neutral bodies (white,
+black) at least (12, 1.6, 1.6): any tint means another colour, and a dark purple or brown die is
+otherwise taken for black. A die is named when within 2.5
 spreads of its colour and clearly nearer to it than to any other (margin 1.0).
 
     PYTHONPATH=. python -m companion.vision.train.colour_defaults
@@ -25,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[3]
 LABELS = ROOT / "tests" / "vision" / "data" / "byler_colours.json"
 BYLER = ROOT.parent / "shared" / "data" / "dice" / "byler"
 MIN_SPREAD = np.array([12.0, 3.0, 3.0])
+NEUTRAL = {"white", "black"}
+NEUTRAL_SPREAD = np.array([12.0, 1.6, 1.6])
 
 
 def main() -> None:
@@ -39,7 +43,8 @@ def main() -> None:
     for name, bgr in BODY_BGR.items():
         a = np.array(samples[name])
         centre = np.median(a, axis=0)
-        spread = np.maximum(1.5 * 1.4826 * np.median(np.abs(a - centre), axis=0), MIN_SPREAD)
+        robust = 1.5 * 1.4826 * np.median(np.abs(a - centre), axis=0)
+        spread = np.maximum(robust, NEUTRAL_SPREAD if name in NEUTRAL else MIN_SPREAD)
         painted = cv2.cvtColor(np.array([[bgr]], np.float32) / 255, cv2.COLOR_BGR2Lab)[0, 0]
         profiles[name] = Profile([tuple(round(float(v), 1) for v in centre), tuple(round(float(v), 1) for v in painted)],
                                  tuple(round(float(v), 1) for v in spread))  # type: ignore[arg-type]

@@ -38,6 +38,7 @@ STRIDE = 4
 CROP = 48         # reader input (--crop)
 CROP_SCALE = 1.4  # reader crop side = CROP_SCALE × die size (--crop-scale)
 SIZE_NORM = 32.0  # finder size output is die size (input px) / 32
+TILT = 0.0018     # largest perspective term of the finder's windows (--tilt)
 
 
 # ---------------------------------------------------------------- data
@@ -116,8 +117,11 @@ def random_homography(rng: np.random.Generator, src_wh: tuple[int, int], scale: 
     T1 = np.array([[1, 0, -px], [0, 1, -py], [0, 0, 1]], np.float64)
     T2 = np.array([[1, 0, IN / 2], [0, 1, IN / 2], [0, 0, 1]], np.float64)
     P = np.eye(3)
-    if rng.random() < 0.5:
-        P[2, 0], P[2, 1] = rng.normal(0, 0.0006, 2)
+    if rng.random() < 0.6:
+        # a camera tilted up to about 30° from straight down (g ≈ tan(tilt) / focal length in
+        # window pixels, for a focal length about the photo's width)
+        g, axis = rng.uniform(0, TILT), rng.uniform(0, 2 * math.pi)
+        P[2, 0], P[2, 1] = g * math.cos(axis), g * math.sin(axis)
     return T2 @ P @ A @ T1
 
 
@@ -375,7 +379,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 
 def main() -> None:
-    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE
+    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -385,6 +389,7 @@ def main() -> None:
     ap.add_argument("--resume", type=Path, help="continue from a saved state (.pt)")
     ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
     ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
+    ap.add_argument("--tilt", type=float, default=TILT, help="finder: largest perspective term of a window")
     ap.add_argument("--crop", type=int, default=CROP, help="reader input side in pixels")
     ap.add_argument("--crop-scale", type=float, default=CROP_SCALE, help="reader crop side / die size")
     ap.add_argument("--out", type=Path, default=MODELS,
@@ -396,7 +401,7 @@ def main() -> None:
     train = load_split("train")
     fit = [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
-    HARD_FROM, CHECKPOINT, CROP, CROP_SCALE = a.hard_negatives, a.save, a.crop, a.crop_scale
+    HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT = a.hard_negatives, a.save, a.crop, a.crop_scale, a.tilt
     net = Finder() if a.part == "finder" else Reader()
     if a.resume:
         net.load_state_dict(torch.load(a.resume))

@@ -93,7 +93,7 @@ def test_twentyone_T1_T3_T4_T5_T7_played_on_the_controller(browser, server):
     assert board.locator(ann_row + ' td[data-cell="5"]').inner_text().startswith("1")
     shoot(ctl, "twentyone-controller-enter.png")
 
-    # T7: Bea strikes the leftmost empty cell of her row (sheet A: red 6).
+    # T7: Bea strikes the leftmost empty cell of her row (sheet A: yellow 6).
     bea = ctl.locator('.t21-act[data-player="Bea"]')
     strike = bea.locator("button[data-strike]")
     assert "1" in strike.inner_text() and "6" in strike.inner_text()

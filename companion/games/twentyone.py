@@ -293,9 +293,6 @@ class TwentyOne(Engine):
         for colour in colours:
             if colour not in COLOURS:
                 raise RuleError(BAD_VALUE, f"'{colour}' is not a die colour (white, black, red, blue, yellow, green)")
-        if len(set(colours)) != len(colours):
-            twice = next(c for c in colours if colours.count(c) > 1)
-            raise RuleError(BAD_VALUE, f"the {twice} die is named twice: each die is entered once")
         self._may_act(state, player)
         if not colours:
             raise RuleError("NOTHING_ENTERED", "name at least one die to enter, or strike a cell")
@@ -308,6 +305,8 @@ class TwentyOne(Engine):
         for colour in colours:
             i = next(i for i, (c, _) in enumerate(cells) if c == colour)
             printed = cells[i][1]
+            if colour in (e["color"] for e in entered):  # T6: its cell has just taken this die
+                raise RuleError("CELL_FILLED", f"the {colour} die is named twice: its cell takes one die")
             if marks[i] is not None:
                 what = "struck" if marks[i] == STRUCK else f"filled with {marks[i]}"
                 raise RuleError("CELL_FILLED", f"{player.name}'s {colour} cell in row {r + 1} is already {what}")

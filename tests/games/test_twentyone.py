@@ -332,10 +332,19 @@ def test_T6_entering_nothing_is_refused():
     assert refused(game, {"type": "enter", "player": "Ann", "colors": []}) == "NOTHING_ENTERED"
 
 
-@pytest.mark.parametrize("colours", [["purple"], ["red", "red"]])
-def test_T6_unknown_or_repeated_colours_are_BAD_VALUE(colours):
+def test_T6_unknown_colours_are_BAD_VALUE():
     game = marta_roll()
-    assert refused(game, {"type": "enter", "player": "Ann", "colors": colours}) == "BAD_VALUE"
+    assert refused(game, {"type": "enter", "player": "Ann", "colors": ["purple"]}) == "BAD_VALUE"
+
+
+def test_T6_a_colour_named_twice_is_CELL_FILLED_and_enters_nothing():
+    """A known colour is no BAD_VALUE (that is a value out of range); the second die would go
+    into the cell the first has just filled (T6: only into the empty cell of its colour)."""
+    game = marta_roll()
+    assert refused(game, {"type": "enter", "player": "Ann", "colors": ["red", "red"]}) == "CELL_FILLED"
+    assert all(c["value"] is None for c in detail(game)["sheets"]["Ann"]["rows"][0]["cells"])
+    enter(game, "Ann", "red")
+    assert [c["value"] for c in detail(game)["sheets"]["Ann"]["rows"][0]["cells"]].count(1) == 1
 
 
 # --- T7 ---------------------------------------------------------------------------------------

@@ -13,6 +13,13 @@ A roll of ``0`` and a roll that leaves no legal move pass the turn by themselves
 refused with ``MUST_MOVE`` while a legal move exists, so it never succeeds after a roll (every
 rolled face either has a move or passed already) and is ``ROLL_FIRST`` before one.
 
+Points the documents leave open, decided here: a ``start_roll`` may name only some players
+(after ``START_TIE`` the tied players roll again; the highest of those who rolled starts); a
+``move`` of 100c (a €1 trophy) or 0c is ``WRONG_VALUE`` — values of the game that no face lets
+anyone move (X3) — while a value that is no token at all (25c) is ``BAD_VALUE``; ``pass`` before
+the roll is ``ROLL_FIRST``; with ``simultaneous_exact: "active_first"`` and a move between two
+other players, the first of the two clockwise from the active player wins the round.
+
 ``detail`` of the view:
 
 - ``options``; ``round`` (1-based); ``active`` (the player on turn, null when finished);

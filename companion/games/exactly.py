@@ -13,6 +13,13 @@ A roll of ``0`` and a roll that leaves no legal move pass the turn by themselves
 refused with ``MUST_MOVE`` while a legal move exists, so it never succeeds after a roll (every
 rolled face either has a move or passed already) and is ``ROLL_FIRST`` before one.
 
+Points the documents leave open, decided here: a ``start_roll`` may name only some players
+(after ``START_TIE`` the tied players roll again; the highest of those who rolled starts); a
+``move`` of 100c (a €1 trophy) or 0c is ``WRONG_VALUE`` — values of the game that no face lets
+anyone move (X3) — while a value that is no token at all (25c) is ``BAD_VALUE``; ``pass`` before
+the roll is ``ROLL_FIRST``; with ``simultaneous_exact: "active_first"`` and a move between two
+other players, the first of the two clockwise from the active player wins the round.
+
 ``detail`` of the view:
 
 - ``options``; ``round`` (1-based); ``active`` (the player on turn, null when finished);
@@ -67,6 +74,7 @@ TROPHIES = 15
 EXACT = 100  # X8
 CAP = 150  # X5
 CENTER = "center"
+NEVER_MOVED = (100, 0)  # X3: "never a €1 trophy, never '0'" — the wrong value for any face
 
 Stack = dict[int, int]  # value in cents -> tokens
 
@@ -203,13 +211,14 @@ class Exactly(Engine):
         for name, face in faces.items():
             if face not in FACES:
                 raise RuleError(BAD_VALUE, f"{name}'s face '{face}' is not one of 0 ? 50 20 10 5")
-        missing = [p for p in state.players if p not in faces]
-        if missing:
-            raise RuleError(BAD_VALUE, f"{name_list(missing)} did not roll: every player rolls to start")
+        if not faces:
+            raise RuleError(BAD_VALUE, "nobody rolled: give the start roll's faces")
         if state.started:
             raise RuleError("ALREADY_ROLLED", "the start player is decided: the game is under way")
+        # Only the players who rolled count: after a START_TIE the table may let just the tied
+        # players roll again ("roll again", X2), so a start roll need not name everybody.
         best = max(START_RANK[f] for f in faces.values())
-        top = [p for p in state.players if START_RANK[faces[p]] == best]
+        top = [p for p in state.players if p in faces and START_RANK[faces[p]] == best]
         if len(top) > 1:
             raise RuleError("START_TIE", f"{name_list(top)} tie for the highest roll: roll again")
         state.active = state.players.index(top[0])
@@ -244,12 +253,14 @@ class Exactly(Engine):
         source = self._stack(state, event["from"])
         target = self._stack(state, event["to"])
         value = event["value"]
-        if value not in VALUES:
-            what = "€1 trophies never move" if value == 100 else "a token is worth 50, 20, 10 or 5 cents"
-            raise RuleError(BAD_VALUE, f"{value}c: {what}")
+        if value not in (*VALUES, *NEVER_MOVED):
+            raise RuleError(BAD_VALUE, f"{value}c: a token is worth 50, 20, 10 or 5 cents")
         self._on_turn(state, seat)
         if state.face is None:
             raise RuleError("ROLL_FIRST", f"{state.players[seat]} has not rolled yet")
+        if value in NEVER_MOVED:  # X3: a value of the game, but never one a face lets you move
+            what = "a €1 trophy never moves" if value == EXACT else "'0' moves nothing"
+            raise RuleError("WRONG_VALUE", f"the die shows {state.face}: {what}; move a 50, 20, 10 or 5c token")
         if value not in face_values(state.face):
             raise RuleError("WRONG_VALUE", f"the die shows {state.face}: move a {state.face}c token, not {value}c")
         if source == target:

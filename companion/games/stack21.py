@@ -24,7 +24,8 @@ Points the rules leave open, decided here
   the table; without ``dealer`` it is the last listed player, so the first listed starts). After
   that the deal passes left (S3): each later ``deal`` or ``round_result`` that names a dealer must
   name the expected one (``NOT_YOUR_TURN``).
-- **``deal`` while a round runs** is refused (``ROUND_NOT_OVER``): a misdeal is taken back with
+- **``deal`` while a round runs** is refused (``ROUND_NOT_OVER``, whoever it names: while a
+  round runs nobody is due to deal, so the dealer is not checked): a misdeal is taken back with
   undo, never by dealing over a live round. A ``deal`` gives ``hands`` (four cards per player)
   and ``upcard``, optionally the ``stock`` (top first); or, for a table without the printed
   cards, only a ``seed``: the engine then deals the virtual deck of :mod:`companion.games.deck`
@@ -70,7 +71,7 @@ Options: ``target`` (21; 42 with teams), ``stock_exhausted`` (``"end_round"``,
 
 Reason codes, first that applies: ``GAME_OVER``, ``UNKNOWN_PLAYER``, ``BAD_VALUE`` (card notation,
 stack id outside 1–4, field values), ``NOT_YOUR_TURN`` (also: no round running; a dealer other
-than the next one, even during a round), then ``ROUND_NOT_OVER`` (a ``deal`` or ``round_result``
+than the next one between rounds), then ``ROUND_NOT_OVER`` (a ``deal`` or ``round_result``
 during a round), ``DRAW_FIRST`` / ``MUST_PLACE`` (the card in hand), ``FIRST_TURN_KEEP_ONLY``,
 ``PLAYING_OUT``, ``TEAMMATE``, ``KEEPER_NOT_GIVEABLE``, ``STACK_INACTIVE``, ``UPCARD_NOT_21``,
 ``CARD_MISMATCH``.
@@ -351,10 +352,11 @@ class Stack21(Engine):
             _check_card(event["upcard"], "the upcard")
             for c in event.get("stock", []):
                 _check_card(c, "stock card")
-        dealer = self._expected_dealer(state, dealer)
+        # While a round runs nobody is due to deal: the round, not the dealer, is what refuses it.
         if state.round is not None:
             raise RuleError(ROUND_NOT_OVER, f"round {state.round.number} is still being played: finish it "
                                             "(or undo the deal) before dealing again")
+        dealer = self._expected_dealer(state, dealer)
         if seed is not None:
             dealt = deck.deal(state.players, dealer, state.options, random.Random(seed))
             hands, upcard, stock = dealt["hands"], dealt["upcard"], dealt["stock"]
@@ -667,10 +669,10 @@ class Stack21(Engine):
                     raise RuleError(BAD_VALUE, f"{p} has an empty stack")
                 for c in s:
                     _check_card(c, f"{p}'s card")
-        dealer = self._expected_dealer(state, dealer)
         if state.round is not None:
             raise RuleError(ROUND_NOT_OVER, f"round {state.round.number} is being played event by event: it "
                                             "ends by itself")
+        dealer = self._expected_dealer(state, dealer)
         if not exhausted:
             for p in state.players:
                 for i, s in enumerate(given[p]):

@@ -115,12 +115,19 @@ def test_X2_start_roll_only_before_the_first_roll():
 
 
 @pytest.mark.parametrize("faces, code", [
-    ({"P1": "50", "P2": "20"}, "BAD_VALUE"),  # P3 did not roll
+    ({}, "BAD_VALUE"),  # nobody rolled
     ({"P1": "50", "P2": "20", "P3": "100"}, "BAD_VALUE"),
     ({"P1": "50", "P2": "20", "P3": "5", "Zoe": "?"}, "UNKNOWN_PLAYER"),
 ])
 def test_X2_start_roll_values(faces, code):
     assert refused(start(), {"type": "start_roll", "faces": faces}) == code
+
+
+def test_X2_after_a_tie_only_the_tied_players_roll_again():
+    game = start()
+    assert refused(game, {"type": "start_roll", "faces": {"P1": "0", "P2": "?", "P3": "?"}}) == "START_TIE"
+    game.push({"type": "start_roll", "faces": {"P2": "5", "P3": "10"}})
+    assert game.view()["to_act"] == ["P3"]
 
 
 # --- X3 ---------------------------------------------------------------------------------------
@@ -151,7 +158,9 @@ def test_X3_question_mark_lets_the_player_choose_any_coin_value():
     roll(game, "P1", "?")
     values = {m["value"] for m in detail(game)["legal_moves"]}
     assert values == {50, 20, 10, 5}
-    assert refused(game, mv("P1", 100, "center", "P1")) == "BAD_VALUE", "never a €1 trophy"
+    assert refused(game, mv("P1", 100, "center", "P1")) == "WRONG_VALUE", "never a €1 trophy"
+    assert refused(game, mv("P1", 0, "center", "P1")) == "WRONG_VALUE", "never '0'"
+    assert refused(game, mv("P1", 25, "center", "P1")) == "BAD_VALUE", "no 25c token in the game"
     move(game, "P1", 50, "center", "P3")
     assert totals(game)["P3"] == 55
 

@@ -130,7 +130,9 @@ def test_S3_the_deal_passes_left_each_round_and_never_over_a_live_round():
             "upcard": "5", "stock": ["A"] * 12 + FILLER}
     game.push(deal)
     assert refused(game, {**deal, "dealer": "P2"}) == "ROUND_NOT_OVER"
-    assert refused(game, deal) == "NOT_YOUR_TURN", "EVENTS order: NOT_YOUR_TURN before the game's codes"
+    assert refused(game, deal) == "ROUND_NOT_OVER", "dealing again over a live round: nobody is due to deal"
+    assert refused(game, {"type": "round_result", "dealer": "P3", "stacks": {p: [["I21"]] for p in ("P1", "P2", "P3")}}
+                   ) == "ROUND_NOT_OVER"
     for _ in range(4):  # every player makes four 21s: the round ends
         for p in ("P2", "P3", "P1"):
             if game.view()["to_act"] == [p]:

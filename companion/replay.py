@@ -29,6 +29,8 @@ class LogError(Exception):
 def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """(1-based line number, event) for each non-blank line; LogError on malformed JSON."""
     for number, text in enumerate(lines, start=1):
+        if number == 1:
+            text = text.removeprefix("\ufeff")  # a byte-order mark some editors put first
         if not text.strip():
             continue
         try:

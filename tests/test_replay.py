@@ -105,3 +105,10 @@ def test_output_is_one_json_object(tmp_path, flag):
     out = subprocess.run([sys.executable, "-m", "companion", "replay", str(log), *flag],
                          capture_output=True, text=True, timeout=60)
     assert json.loads(out.stdout)["to_act"] == ["A", "B"]
+
+
+def test_a_log_saved_with_a_byte_order_mark_replays(tmp_path):
+    """Some Windows editors start a UTF-8 file with a byte-order mark; the log is still good."""
+    out = run(tmp_path, b"\xef\xbb\xbf" + lines(NEW, DICE_A, DICE_B, {"type": "throw", "side": "A", "cup": "red"}).encode())
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["scores"]["A"] == 4

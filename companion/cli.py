@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # command -> (module, one-line help). Nested groups ("calibrate", "bench") map sub-names.
@@ -72,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(importlib.import_module(module).run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `companion dice *.jpg --json | head`: the reader went away
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
 
 
 if __name__ == "__main__":

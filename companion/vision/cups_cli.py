@@ -21,9 +21,11 @@ from companion.vision.layout import CUPS
 
 def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
-    frame = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
+    if not Path(path).is_file():  # the same codes as `companion dice`
+        return {"image": path, "error": {"code": "NOT_FOUND", "message": f"no such file: {path}"}}
+    frame = cv2.imread(path, cv2.IMREAD_COLOR)
     if frame is None:
-        return {"image": path, "error": {"code": "BAD_IMAGE", "message": f"cannot read {path} as an image"}}
+        return {"image": path, "error": {"code": "NOT_AN_IMAGE", "message": f"{path} is not an image OpenCV can read"}}
     try:
         if cal is None:
             cal = calibrate(frame)

@@ -107,7 +107,7 @@ def test_cups_command_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert first["balls"] == []
     assert lines[1] == {"image": str(cut), "error": {"code": "MARKERS_NOT_FOUND",
                                                     "message": "marker 0 (near left), marker 3 (far left) not seen"}}
-    assert lines[2]["error"]["code"] == "BAD_IMAGE"
+    assert lines[2]["error"]["code"] == "NOT_FOUND"
     assert lines[3]["sides"] == first["sides"]          # and it went on after the errors
 
 

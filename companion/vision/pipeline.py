@@ -38,6 +38,35 @@ MARKER_CLEARANCE_MM = 70.0   # a "die" this close to a marker centre is the mark
 TABLE_MARGIN_MM = 60.0       # dice this far outside the markers' rectangle are off the table
 
 
+def dice_front(cal: Calibration) -> float:
+    """21 Exact: the dice lie in front of the cup rows (table y below this), never under the cups."""
+    return min((slot.y for slot in cal.slots), default=cal.layout.table_h) - cal.layout.rim_d / 2
+
+
+def aim_reader(reader: Any, cal: Calibration, game: str | None = None) -> None:
+    """Point the dice reader at the table: read only the part of the frame where the game's dice
+    can lie, at the scale that suits dice of the size the calibration says they are there (no
+    guessing per frame). The finder's time goes with the area it looks at."""
+    from companion.vision.dice import scale_for
+
+    lay, m = cal.layout, TABLE_MARGIN_MM
+    far = dice_front(cal) if game == "exact21" else lay.table_h + m
+    corners = [(x, y, z) for x in (-m, lay.table_w + m) for y in (-m, far) for z in (0.0, lay.die_mm)]
+    px = cal.project(np.array(corners, np.float64))
+    w, h = cal.image_size
+    x0, y0 = np.floor(px.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(px.max(axis=0)).astype(int)
+    reader.roi = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
+    d = lay.die_mm / 2
+    sides = []
+    for spots in lay.dice_spots().values():
+        for x, y in spots.values():
+            top = cal.project(np.array([[x - d, y, 2 * d], [x + d, y, 2 * d], [x, y - d, 2 * d], [x, y + d, 2 * d]]))
+            sides += [float(np.linalg.norm(top[1] - top[0])), float(np.linalg.norm(top[3] - top[2]))]
+    reader.scale = scale_for(float(np.median(sides)))
+    reader.adapt = False
+
+
 class DiceStep:
     """Settled dice → the game's dice event, only while the game waits for dice."""
 
@@ -48,7 +77,10 @@ class DiceStep:
         from companion.vision.watch_dice import DiceWatch
 
         self.cal = cal
-        self.watch = DiceWatch(still_seconds=still_seconds, reader=reader or DiceReader(profiles=profiles))
+        reader = reader or DiceReader(profiles=profiles)
+        aim_reader(reader, cal)
+        self.aimed_for: str | None = None
+        self.watch = DiceWatch(still_seconds=still_seconds, reader=reader)
         self.status = "waiting"
         self.last_dice: list[Any] = []
         self.last_reason = ""
@@ -62,8 +94,7 @@ class DiceStep:
             return []
         mm = self.cal.to_table(np.array([d.center for d in dice], np.float64))
         markers = [(0.0, 0.0), (layout.table_w, 0.0), (layout.table_w, layout.table_h), (0.0, layout.table_h)]
-        # 21 Exact: the dice lie in front of the cup rows, never under or between the cups
-        front = min((slot.y for slot in self.cal.slots), default=layout.table_h) - layout.rim_d / 2
+        front = dice_front(self.cal)
         out = []
         for d, (x, y) in zip(dice, mm, strict=True):
             if game == "exact21" and y > front:
@@ -80,6 +111,9 @@ class DiceStep:
         if not self.wanted(state):
             self.status = "no dice expected now"
             return []
+        if state.get("game") != self.aimed_for:
+            self.aimed_for = state.get("game")
+            aim_reader(self.watch.reader, self.cal, self.aimed_for)
         roll = self.watch.feed(frame, t)
         self.status = f"dice: {self.watch.status}"
         if roll is None:

@@ -64,6 +64,26 @@ def test_held_out_train_photos_are_read_with_their_values(reader: DiceReader, he
     assert len(bad) <= 7, bad
 
 
+@pytest.mark.parametrize("zoom", [0.6, 2.5])
+def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceReader, held_out, zoom) -> None:
+    """A phone of another resolution, or a camera nearer the table: the same held-out photos
+    shrunk to 0.6× or blown up 2.5× are read about as well as at their own size (the finder
+    looks again at the scale that suits the dice it saw)."""
+    items = held_out[::2]
+    _, right_as_taken, _, _ = score(reader, items)
+    total = right = extra = 0
+    for path, labels in items:
+        img = cv2.imread(str(path))
+        img = cv2.resize(img, None, fx=zoom, fy=zoom, interpolation=cv2.INTER_AREA if zoom < 1 else cv2.INTER_CUBIC)
+        scaled = labels.copy()
+        scaled[:, 1:] *= zoom
+        dice = reader.read(img)
+        pairs, _, more = match(dice, scaled)
+        total, extra = total + len(labels), extra + len(more)
+        right += sum(dice[j].value == int(scaled[i, 0]) for i, j in pairs)
+    assert right >= right_as_taken - 0.05 * total and extra <= 0.05 * total, (right, right_as_taken, extra)
+
+
 def test_a_crowded_tray_with_touching_dice_and_dark_walls(reader: DiceReader, held_out) -> None:
     """22 dice of every colour in a dark-walled tray, several touching, some near the walls:
     every die is found, nothing on the busy walls is taken for a die, most values are right."""

@@ -39,6 +39,7 @@ CROP = 48         # reader input (--crop)
 CROP_SCALE = 1.4  # reader crop side = CROP_SCALE × die size (--crop-scale)
 SIZE_NORM = 32.0  # finder size output is die size (input px) / 32
 TILT = 0.0018     # largest perspective term of the finder's windows (--tilt)
+PHOTOMETRIC = 0.6  # reader: how strongly its crops are blurred (--photometric)
 
 
 # ---------------------------------------------------------------- data
@@ -329,7 +330,7 @@ def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
     shear = tuple(rng.normal(0, 0.06, 2)) if rng.random() < 0.5 else (0.0, 0.0)
     crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
                        rng.uniform(0, 360), shear)
-    return photometric(crop, rng, 0.6)
+    return photometric(crop, rng, PHOTOMETRIC)
 
 
 def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
@@ -379,7 +380,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 
 def main() -> None:
-    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT
+    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -390,6 +391,7 @@ def main() -> None:
     ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
     ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
     ap.add_argument("--tilt", type=float, default=TILT, help="finder: largest perspective term of a window")
+    ap.add_argument("--photometric", type=float, default=PHOTOMETRIC, help="reader: blur strength of the crops")
     ap.add_argument("--crop", type=int, default=CROP, help="reader input side in pixels")
     ap.add_argument("--crop-scale", type=float, default=CROP_SCALE, help="reader crop side / die size")
     ap.add_argument("--out", type=Path, default=MODELS,
@@ -402,6 +404,7 @@ def main() -> None:
     fit = [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
     HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT = a.hard_negatives, a.save, a.crop, a.crop_scale, a.tilt
+    PHOTOMETRIC = a.photometric
     net = Finder() if a.part == "finder" else Reader()
     if a.resume:
         net.load_state_dict(torch.load(a.resume))

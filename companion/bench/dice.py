@@ -251,7 +251,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--perturb", action="store_true", help="rotate, tilt, blur, darken and JPEG-compress each photo")
     parser.add_argument("--colour-labels", type=Path, help="hand-labelled die colours (JSON) to score colours")
     parser.add_argument("--colours", help="colour profile file (default models/dice-colours.json)")
-    parser.add_argument("--scale", type=float, default=0.5)
+    parser.add_argument("--scale", type=float, default=0.5, help="frame scale the finder starts at")
     parser.add_argument("--models", type=Path, help="a folder with other dice-*.onnx files to compare (default models/)")
     parser.add_argument("--json", action="store_true", help="one JSON object with every figure")
 

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "'none' names no colours)")
     parser.add_argument("--data-dir", default="data", help="where `calibrate colours` stored its profiles")
     parser.add_argument("--scale", type=float, default=0.5,
-                        help="frame scale for the finder; 0.5 suits dice 20-70 px across")
+                        help="frame scale the finder starts at (0.5 suits dice of 25-50 px); when the dice it sees are "
+                             "much larger or smaller, it looks again at the scale that suits them")
 
 
 def error_line(image: str, code: str, message: str) -> dict:

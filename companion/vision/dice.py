@@ -27,7 +27,7 @@ of the held-out train dice right; adapting: 94 %, as at its own size).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +102,6 @@ class DiceReader:
         self.profiles = default_profiles() if profiles is None else profiles
         self.scale = scale
         self.adapt = adapt  # look again at another scale when the dice are too big or small for the finder
-        self.last_scale = scale  # the scale the last frame was read at
         self.roi: tuple[int, int, int, int] | None = None  # x0, y0, x1, y1: read only there
         self.find_threshold = find_threshold
         self.die_threshold = die_threshold
@@ -181,8 +180,7 @@ class DiceReader:
                 break
             scale = new
             dice = self._read_at(frame, scale)
-        self.last_scale = scale
-        return dice
+        return self._coloured(frame, dice)
 
     def _read_at(self, frame: np.ndarray, scale: float) -> list[Die]:
         cands = self.candidates(frame, scale)
@@ -211,10 +209,15 @@ class DiceReader:
             half = size / 2
             box = (max(0, int(cx - half)), max(0, int(cy - half)), min(w, int(np.ceil(cx + half))),
                    min(h, int(np.ceil(cy + half))))
-            color = self.profiles.classify(frame, (cx, cy), size) if self.profiles.profiles else UNKNOWN
-            dice.append(Die(value, color, (float(cx), float(cy)), box, float(p[value])))
+            dice.append(Die(value, UNKNOWN, (float(cx), float(cy)), box, float(p[value])))
         dice.sort(key=lambda d: (d.center[1], d.center[0]))
         return dice
+
+    def _coloured(self, frame: np.ndarray, dice: list[Die]) -> list[Die]:
+        """Colours for the dice of the last look only (not for looks at a scale that was dropped)."""
+        if not self.profiles.profiles:
+            return dice
+        return [replace(d, color=self.profiles.classify(frame, d.center, d.size)) for d in dice]
 
 
 def scale_for(die_px: float) -> float:

@@ -215,16 +215,23 @@ def focal(logit: torch.Tensor, heat: torch.Tensor) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------- training
+def budget_steps(opt: torch.optim.Optimizer, lr: float, minutes: float):
+    """Step numbers 1, 2, … for ``minutes`` of wall-clock time, the learning rate following a
+    cosine from ``lr`` to 0 over that time (a shared machine: time, not steps, is the budget)."""
+    t0, step, budget = time.time(), 0, minutes * 60
+    while time.time() - t0 < budget:
+        for g in opt.param_groups:
+            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min((time.time() - t0) / budget, 1)))
+        step += 1
+        yield step
+
+
 def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
                  lr: float = 3e-3) -> nn.Module:
     net = net or Finder()
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
-    t0, step = time.time(), 0
-    budget = minutes * 60
-    while time.time() - t0 < budget:
-        frac = (time.time() - t0) / budget
-        for g in opt.param_groups:
-            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
+    t0 = time.time()
+    for step in budget_steps(opt, lr, minutes):
         wins, heats, regs, masks = [], [], [], []
         for _ in range(12):
             if rng.random() < 0.2:
@@ -242,7 +249,6 @@ def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module 
         opt.zero_grad()
         loss.backward()
         opt.step()
-        step += 1
         if step % 20 == 0:
             print(f"finder step {step} {time.time() - t0:.0f}s loss {loss.item():.3f}", flush=True)
     return net
@@ -347,12 +353,8 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
     other = np.array([i for i, b in enumerate(bank) if not (b[4] and not b[5])])
     net = net or Reader()
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
-    t0, step = time.time(), 0
-    budget = minutes * 60
-    while time.time() - t0 < budget:
-        frac = (time.time() - t0) / budget
-        for g in opt.param_groups:
-            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1)))
+    t0 = time.time()
+    for step in budget_steps(opt, lr, minutes):
         idx = np.concatenate([rng.choice(real, 128), rng.choice(other, 128)])
         xs = [bank_sample(bank[i], rng) for i in idx]
         ys = [bank[i][4] for i in idx]
@@ -361,7 +363,6 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
         opt.zero_grad()
         loss.backward()
         opt.step()
-        step += 1
         if step % 100 == 0:
             acc = (y.argmax(1) == torch.tensor(ys)).float().mean().item()
             print(f"reader step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} acc {acc:.3f}", flush=True)

@@ -43,6 +43,10 @@ BATCH = 8
 # the finder's sweet spot: die sizes (finder-input pixels) it measures well; outside it, look again
 SIZE_LOW, SIZE_HIGH, SIZE_TARGET = 17.0, 25.0, 19.0
 MAX_LOOKS = 4
+# Adapting, a frame larger than this in the finder's input (short side) is also looked at this
+# size: the held-out photos blown up 3× read from 0.5 alone: 96 % of their dice right; with the
+# second look: 100 % (held-out photos in the middle of a 3× table stay at 100 %).
+START_SIDE = 480
 # OpenCV 5's classic engine runs these small networks about twice as fast as its new one
 # (0.9 vs 1.6 ms for 8 reader crops, one thread), with the same outputs to 1e-5.
 ENGINE = cv2.dnn.ENGINE_CLASSIC
@@ -167,6 +171,14 @@ class DiceReader:
     def _read_adapting(self, frame: np.ndarray) -> list[Die]:
         scale = self.scale
         dice = self._read_at(frame, scale)
+        if self.adapt and min(frame.shape[:2]) * scale > START_SIDE:
+            # A large frame may hold dice far too big for the finder, which then takes their
+            # pips for dice of a size it knows (so no look again), or small dice of a wide view:
+            # look coarser as well and keep the look the reader is surer of.
+            coarse = START_SIDE / min(frame.shape[:2])
+            other = self._read_at(frame, coarse)
+            if _mean_confidence(other) > _mean_confidence(dice):
+                scale, dice = coarse, other
         for _ in range(MAX_LOOKS - 1):
             if not self.adapt or not dice:
                 break
@@ -218,6 +230,10 @@ class DiceReader:
         if not self.profiles.profiles:
             return dice
         return [replace(d, color=self.profiles.classify(frame, d.center, d.size)) for d in dice]
+
+
+def _mean_confidence(dice: list[Die]) -> float:
+    return float(np.mean([d.confidence for d in dice])) if dice else 0.0
 
 
 def scale_for(die_px: float) -> float:

@@ -64,11 +64,11 @@ def test_held_out_train_photos_are_read_with_their_values(reader: DiceReader, he
     assert len(bad) <= 3, bad
 
 
-@pytest.mark.parametrize("zoom", [0.6, 2.5])
+@pytest.mark.parametrize("zoom", [0.6, 2.5, 3.5])
 def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceReader, held_out, zoom) -> None:
     """A phone of another resolution, or a camera nearer the table: the same held-out photos
-    shrunk to 0.6× or blown up 2.5× are read about as well as at their own size (the finder
-    looks again at the scale that suits the dice it saw)."""
+    shrunk to 0.6× or blown up 2.5× or 3.5× are read about as well as at their own size (a large
+    photo is first looked at smaller, then again at the scale that suits the dice seen)."""
     items = held_out[::2]
     _, right_as_taken, _, _ = score(reader, items)
     total = right = extra = 0
@@ -81,6 +81,27 @@ def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceRea
         pairs, _, more = match(dice, scaled)
         total, extra = total + len(labels), extra + len(more)
         right += sum(dice[j].value == int(scaled[i, 0]) for i, j in pairs)
+    assert right >= right_as_taken - 0.05 * total and extra <= 0.05 * total, (right, right_as_taken, extra)
+
+
+def test_small_dice_in_a_large_frame_are_still_found(reader: DiceReader, held_out) -> None:
+    """A large frame whose dice are small (a wide view of a big table): the first, coarse look
+    sees the dice too small, and the reader looks again closer."""
+    items = held_out[1::4]
+    _, right_as_taken, _, _ = score(reader, items)
+    total = right = extra = 0
+    for path, labels in items:
+        img = cv2.imread(str(path))
+        h, w = img.shape[:2]
+        big = np.full((3 * h, 3 * w, 3), img[0, 0], np.uint8)  # the photo in the middle of a 3× table
+        big[h:2 * h, w:2 * w] = img
+        moved = labels.copy()
+        moved[:, [1, 3]] += w
+        moved[:, [2, 4]] += h
+        dice = reader.read(big)
+        pairs, _, more = match(dice, moved)
+        total, extra = total + len(labels), extra + len(more)
+        right += sum(dice[j].value == int(moved[i, 0]) for i, j in pairs)
     assert right >= right_as_taken - 0.05 * total and extra <= 0.05 * total, (right, right_as_taken, extra)
 
 

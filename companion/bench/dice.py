@@ -9,8 +9,9 @@ side (``shared/data/README.md``); each label takes at most one detection (most c
 * ``extra`` — detections matching no labelled die, per labelled die;
 * ``images_right`` — images with every die found with its value and nothing extra;
 * per value 1–6: precision and recall;
-* median and p90 milliseconds per image (reading only; one OpenCV thread), the memory the reader
-  adds to the process, the machine.
+* median and p90 milliseconds per image (reading only; one OpenCV thread; the first photo is
+  read three times untimed first, as a reader that runs all day is past its first, slower
+  reads), the memory the reader adds to the process, the machine.
 
 ``--perturb`` reads every photo after a seeded perturbation: rotation (any angle, canvas grown so
 nothing is cut), a perspective tilt up to 25°, Gaussian blur, half the light and JPEG quality 40.
@@ -157,6 +158,10 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
     col = {"scored": 0, "right": 0, "unknown": 0, "wrong": 0, "other_named": 0, "profile_as_other_profile": 0}
     col_fail = []
     dice_counts = []
+    if items:
+        warm = cv2.imread(str(items[0][0]))
+        for _ in range(3 if warm is not None else 0):
+            reader.read(warm)
     for k, (path, labels) in enumerate(items):
         img = cv2.imread(str(path))
         if perturbed:

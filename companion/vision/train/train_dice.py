@@ -2,7 +2,8 @@
 
 * ``finder`` — a fully convolutional net on the frame at half size: a heat map of die centres
   (stride 4), the die size and the sub-cell offset of its centre.
-* ``reader`` — a 32×32 crop around each found centre: not-a-die or face value 1–6.
+* ``reader`` — a small square crop around each found centre (``--crop``, 48 px for the shipped
+  model): not-a-die or face value 1–6.
 
 Data: ``shared/data/dice/byler`` **train split only** (every 10th train image held out for
 validating thresholds), plus dice drawn by :mod:`companion.vision.draw_dice`.

@@ -231,3 +231,15 @@ def test_bench_matching_uses_the_label_box_grown_by_a_quarter() -> None:
     far = Die(3, "unknown", (152.0, 120.0), (132, 100, 172, 140), 0.9)    # 12 px outside
     assert match([near], labels)[0] == [(0, 0)]
     assert match([far], labels)[2] == [0]
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 9, 13])
+def test_a_crop_reads_the_same_whatever_else_is_in_its_batch(reader: DiceReader, n) -> None:
+    """Crops go through the network in batches of 8 and a last one of 4 or 8: a die's reading
+    must not depend on how many other dice lie on the table."""
+    rng = np.random.default_rng(n)
+    crops = [rng.integers(0, 256, (reader.crop, reader.crop, 3), dtype=np.uint8) for _ in range(n)]
+    together = reader._classify(crops)
+    assert together.shape == (n, 7)
+    alone = np.concatenate([reader._classify([c]) for c in crops])
+    np.testing.assert_allclose(together, alone, atol=1e-5)

@@ -158,9 +158,9 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
     col = {"scored": 0, "right": 0, "unknown": 0, "wrong": 0, "other_named": 0, "profile_as_other_profile": 0}
     col_fail = []
     dice_counts = []
-    if items:
-        warm = cv2.imread(str(items[0][0]))
-        for _ in range(3 if warm is not None else 0):
+    warm = cv2.imread(str(items[0][0])) if items else None
+    if warm is not None:  # a reader that runs all day is past its first, slower reads
+        for _ in range(3):
             reader.read(warm)
     for k, (path, labels) in enumerate(items):
         img = cv2.imread(str(path))

@@ -67,8 +67,9 @@ def test_held_out_train_photos_are_read_with_their_values(reader: DiceReader, he
 @pytest.mark.parametrize("zoom", [0.6, 2.5, 3.5])
 def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceReader, held_out, zoom) -> None:
     """A phone of another resolution, or a camera nearer the table: the same held-out photos
-    shrunk to 0.6× or blown up 2.5× or 3.5× are read about as well as at their own size (a large
-    photo is first looked at smaller, then again at the scale that suits the dice seen)."""
+    shrunk to 0.6× or blown up 2.5× or 3.5× are read about as well as at their own size (the
+    reader looks again at the scale that suits the dice it saw; a large photo also coarser, where
+    dice far too big for the finder come out right)."""
     items = held_out[::2]
     _, right_as_taken, _, _ = score(reader, items)
     total = right = extra = 0
@@ -85,8 +86,8 @@ def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceRea
 
 
 def test_small_dice_in_a_large_frame_are_still_found(reader: DiceReader, held_out) -> None:
-    """A large frame whose dice are small (a wide view of a big table): the first, coarse look
-    sees the dice too small, and the reader looks again closer."""
+    """A large frame whose dice are small (a wide view of a big table): the extra coarse look
+    a large frame gets sees them too small, and the reader keeps the look at its usual scale."""
     items = held_out[1::4]
     _, right_as_taken, _, _ = score(reader, items)
     total = right = extra = 0

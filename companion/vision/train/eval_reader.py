@@ -19,6 +19,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.vision.dice import to_blob
+
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT.parent / "shared" / "data" / "dice" / "byler"
 ANGLES = range(0, 360, 30)
@@ -53,7 +55,7 @@ def evaluate(folder: Path, dice: list[tuple[str, list[tuple[float, float, float,
                     crops.append(cv2.warpAffine(img, m, (crop, crop), flags=cv2.INTER_AREA,
                                                 borderMode=cv2.BORDER_REPLICATE))
                     truth.append(value)
-    blob = np.stack(crops).transpose(0, 3, 1, 2).astype(np.float32) / 255
+    blob = to_blob(np.stack(crops))
     logits = []
     for k in range(0, len(blob), 256):
         net.setInput(blob[k:k + 256])

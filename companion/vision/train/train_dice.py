@@ -180,13 +180,13 @@ class Finder(nn.Module):
     coarse branch is added to the fine one rather than concatenated: 2.5 ms for a 320×320 input
     in OpenCV on one core, where the previous finder took 4.6."""
 
-    def __init__(self, width: int = 16) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.c1, self.c2 = conv(3, width, 4, 4), conv(width, width)
-        self.c3, self.c4, self.c5 = conv(width, 32, 3, 2), conv(32, 32), conv(32, 32)
-        self.p = nn.Conv2d(32, width, 1, bias=False)
+        self.c1, self.c2 = conv(3, 16, 4, 4), conv(16, 16)
+        self.c3, self.c4, self.c5 = conv(16, 32, 3, 2), conv(32, 32), conv(32, 32)
+        self.p = nn.Conv2d(32, 16, 1, bias=False)
         self.up = nn.Upsample(scale_factor=2, mode="nearest")
-        self.c6 = conv(width, 16, 1)
+        self.c6 = conv(16, 16, 1)
         self.head = nn.Conv2d(16, 4, 3, padding=1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

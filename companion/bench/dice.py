@@ -66,15 +66,19 @@ def load_labelled(root: Path, split: str | None) -> list[tuple[Path, np.ndarray]
     return out
 
 
-def perturb(img: np.ndarray, labels: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rotation, a perspective tilt up to 25°, blur, half the light, JPEG quality 40 — labels follow."""
+def perturb(img: np.ndarray, labels: np.ndarray, seed: int, *, tilt: bool = True, blur: bool = True,
+            dark: bool = True, jpeg: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Rotation, a perspective tilt up to 25°, blur, half the light, JPEG quality 40 — labels follow.
+    The keywords leave parts out (to see which one costs what); a seed gives the same rotation and
+    tilt whatever is left out."""
     rng = np.random.default_rng(seed)
     h, w = img.shape[:2]
     f = float(max(w, h))  # focal length in pixels (about a 53° field of view)
-    tilt = math.radians(rng.uniform(10, 25))
+    angle = math.radians(rng.uniform(10, 25))
+    tilt_by = angle if tilt else 0.0
     axis = rng.uniform(0, 2 * math.pi)
     ax = np.array([math.cos(axis), math.sin(axis), 0.0])
-    R, _ = cv2.Rodrigues(ax * tilt)
+    R, _ = cv2.Rodrigues(ax * tilt_by)
     K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]])
     rot = cv2.getRotationMatrix2D((w / 2, h / 2), rng.uniform(0, 360), 1.0)
     H = K @ R @ np.linalg.inv(K) @ np.vstack([rot, [0, 0, 1]])
@@ -86,10 +90,13 @@ def perturb(img: np.ndarray, labels: np.ndarray, seed: int) -> tuple[np.ndarray,
     size = (int(math.ceil((x1 - x0) * s)), int(math.ceil((y1 - y0) * s)))
     out = cv2.warpPerspective(img, H, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                               borderValue=(128, 128, 128))
-    out = cv2.GaussianBlur(out, (0, 0), 1.0)
-    out = (out.astype(np.float32) * 0.5).astype(np.uint8)
-    ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, 40])
-    out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    if blur:
+        out = cv2.GaussianBlur(out, (0, 0), 1.0)
+    if dark:
+        out = (out.astype(np.float32) * 0.5).astype(np.uint8)
+    if jpeg:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, 40])
+        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     new = []
     for v, bx0, by0, bx1, by1 in labels:
         pts = np.array([[[bx0, by0], [bx1, by0], [bx1, by1], [bx0, by1]]], np.float64)

@@ -226,6 +226,21 @@ def test_bench_perturbed_images_keep_their_labels_on_the_dice(byler: Path) -> No
     assert img.mean() < cv2.imread(str(path)).mean() * 0.7
 
 
+def test_perturbation_parts_can_be_left_out_and_the_dice_stay_where_they_were(byler: Path) -> None:
+    """The held-out evaluation leaves parts of the perturbation out to see what each costs: the
+    same seed then turns the photo the same way, and good light stays good light."""
+    from companion.bench.dice import perturb
+
+    path, labels = load_labelled(byler, "train")[20]
+    photo = cv2.imread(str(path))
+    full, moved = perturb(photo, labels, seed=7)
+    light, same = perturb(photo, labels, seed=7, blur=False, dark=False, jpeg=False)
+    _, flat_labels = perturb(photo, labels, seed=7, tilt=False, blur=False, dark=False, jpeg=False)
+    assert light.shape == full.shape and np.allclose(same, moved)
+    assert light.mean() > full.mean() * 1.7  # half the light is left out
+    assert not np.allclose(flat_labels, moved)  # without the tilt the dice land elsewhere
+
+
 def test_bench_matching_uses_the_label_box_grown_by_a_quarter() -> None:
     labels = np.array([[3, 100, 100, 140, 140]], np.float64)
     near = Die(3, "unknown", (148.0, 120.0), (128, 100, 168, 140), 0.9)   # 8 px outside, within 25 %

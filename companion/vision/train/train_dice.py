@@ -41,6 +41,7 @@ CROP_SCALE = 1.4  # reader crop side = CROP_SCALE × die size (--crop-scale)
 SIZE_NORM = 32.0  # finder size output is die size (input px) / 32
 TILT = 0.0018     # largest perspective term of the finder's windows (--tilt)
 PHOTOMETRIC = 0.6  # reader: how strongly its crops are blurred (--photometric)
+POOR = 0.0  # reader: share of crops seen as by a poor camera in dim light (--poor-camera)
 
 
 # ---------------------------------------------------------------- data
@@ -106,6 +107,15 @@ def photometric(img: np.ndarray, rng: np.random.Generator, strength: float = 1.0
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(30, 90))])
         out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return out
+
+
+def poor_camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Dim light, a soft lens and strong JPEG compression at once: what a cheap camera gives in
+    a dark room (each alone is in :func:`photometric`, rarely all three together)."""
+    f = img.astype(np.float32) * rng.uniform(0.3, 0.7)
+    out = cv2.GaussianBlur(np.clip(f, 0, 255).astype(np.uint8), (0, 0), float(rng.uniform(0.5, 1.5)))
+    ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 60))])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
 def random_homography(rng: np.random.Generator, src_wh: tuple[int, int], scale: float) -> np.ndarray:
@@ -345,6 +355,8 @@ def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
     shear = tuple(rng.normal(0, 0.06, 2)) if rng.random() < 0.5 else (0.0, 0.0)
     crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
                        rng.uniform(0, 360), shear)
+    if rng.random() < POOR:
+        return poor_camera(crop, rng)
     return photometric(crop, rng, PHOTOMETRIC)
 
 
@@ -390,7 +402,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 
 def main() -> None:
-    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC
+    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -402,8 +414,12 @@ def main() -> None:
     ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
     ap.add_argument("--tilt", type=float, default=TILT, help="finder: largest perspective term of a window")
     ap.add_argument("--photometric", type=float, default=PHOTOMETRIC, help="reader: blur strength of the crops")
+    ap.add_argument("--poor-camera", type=float, default=POOR,
+                    help="reader: share of crops made dim, soft and JPEG-compressed at once")
     ap.add_argument("--crop", type=int, default=CROP, help="reader input side in pixels")
     ap.add_argument("--crop-scale", type=float, default=CROP_SCALE, help="reader crop side / die size")
+    ap.add_argument("--all", action="store_true",
+                    help="fit on every train image (once a recipe has been chosen on the held-out ones)")
     ap.add_argument("--out", type=Path, default=MODELS,
                     help="where to write the ONNX file (default models/; export elsewhere to compare first)")
     a = ap.parse_args()
@@ -411,10 +427,10 @@ def main() -> None:
     torch.set_num_threads(a.threads)
     rng = np.random.default_rng(a.seed)
     train = load_split("train")
-    fit = [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
+    fit = train if a.all else [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
     HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT = a.hard_negatives, a.save, a.crop, a.crop_scale, a.tilt
-    PHOTOMETRIC = a.photometric
+    PHOTOMETRIC, POOR = a.photometric, a.poor_camera
     net = Finder() if a.part == "finder" else Reader()
     if a.resume:
         net.load_state_dict(torch.load(a.resume))

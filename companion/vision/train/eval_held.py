@@ -1,0 +1,60 @@
+"""Whole readers (finder + reader) on the held-out train photos (every 10th byler train image, as
+the training script holds out) under many perturbation seeds, to choose between candidates when
+the 151 held-out dice alone are all read right (not imported at runtime).
+
+    PYTHONPATH=. python -m companion.vision.train.eval_held models /tmp/candidate ... \\
+        [--seeds 8] [--parts tilt,blur,dark,jpeg]
+
+Each photo is perturbed as ``companion bench dice --perturb`` does, with seeds 100·s + k for
+s = 100, 101, …; ``--parts`` keeps only some of the perturbation (rotation is always there):
+``--parts tilt`` is a tilted camera in good light, the nearest to a clean photo that still varies.
+Prints dice right, wrong, missed and extra per candidate folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import cv2
+
+from companion.bench.dice import load_labelled, match, perturb
+from companion.vision.dice import DiceReader
+from companion.vision.train.eval_reader import DATA
+
+PARTS = ("tilt", "blur", "dark", "jpeg")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folders", nargs="*", type=Path, default=[Path("models")])
+    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--parts", default=",".join(PARTS), help="which perturbations: " + ",".join(PARTS))
+    a = ap.parse_args()
+    parts = set(a.parts.split(",")) if a.parts else set()
+    if parts - set(PARTS):
+        ap.error(f"unknown parts: {', '.join(sorted(parts - set(PARTS)))}")
+    cv2.setNumThreads(1)
+    held = [(cv2.imread(str(p)), lab) for k, (p, lab) in enumerate(load_labelled(DATA, "train")) if k % 10 == 0]
+    keep = {p: p in parts for p in PARTS}
+    for folder in a.folders:
+        reader = DiceReader(models_dir=folder)
+        n = right = wrong = missed = extra = 0
+        for s in range(100, 100 + a.seeds):
+            for k, (img, labels) in enumerate(held):
+                frame, truth = perturb(img, labels, seed=s * 100 + k, **keep)
+                dice = reader.read(frame)
+                pairs, miss, ext = match(dice, truth)
+                n += len(truth)
+                missed += len(miss)
+                extra += len(ext)
+                for i, j in pairs:
+                    ok = dice[j].value == int(truth[i, 0])
+                    right += ok
+                    wrong += not ok
+        print(f"{folder} [{','.join(sorted(parts)) or 'rotation only'}, {a.seeds} seeds]: {right}/{n} right "
+              f"({100 * right / n:.2f} %), {wrong} wrong, {missed} missed, {extra} extra", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -26,6 +26,9 @@ from companion.vision.calibrate import Calibration, CameraMoved
 from companion.vision.cups import BALL_FRACTION, CupReader, CupSeen
 from companion.vision.watch import Proposed
 
+# this many cups out of sight together (seen in the last 3 s) is something big over the table
+CROWD = 3
+
 
 @dataclass
 class Tracked:
@@ -135,11 +138,16 @@ class CupWatch:
             # leaning player near it, nor their shadows)
             if c.score >= 0.85 and not self._neighbour_hidden(k, seen_now, t):
                 out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
+        # Many cups out of sight at once: a player leaning over the table or an arm across it,
+        # whose sleeve may even look like a cup's colour where a cup still stands. Nothing is
+        # called gone until they are back in sight.
+        crowd = sum(1 for k in self.tracked
+                    if id(k) not in seen_now and k.cup != "silver" and t - k.seen_at < 3.0) >= CROWD
         for k in [k for k in self.tracked if id(k) not in seen_now]:
             if k.cup == "silver":     # never removed (E11); hidden or turned for the tally
                 continue
             # something over its place, or over a neighbour (an arm, a player leaning): wait
-            blocked = self._neighbour_hidden(k, seen_now, t)
+            blocked = crowd or self._neighbour_hidden(k, seen_now, t)
             if blocked or self.reader.clean(labels, k.x, k.y) < 0.9:
                 k.clean_since, k.clean_frames = None, 0
                 continue

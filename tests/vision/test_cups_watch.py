@@ -137,6 +137,19 @@ def test_hands_hovering_and_a_player_leaning_over_are_never_events() -> None:
     assert out == [] and len(w.tracked) == 34
 
 
+def test_a_player_leaning_in_a_sleeve_of_a_cups_colour_does_not_take_the_cup_beside_them() -> None:
+    """Found by ``bench cups --seed 500`` (game 505): the dark red shirt of a player leaning over the
+    middle hid half of a red cup, and the cup's place looked explained (red) for 0.6 s."""
+    look = Look(tilt_deg=4.5, roll_deg=2.75, shift=(-17.6, 12.1), light=0.69, gradient=0.48, gradient_angle=232,
+                table=(70, 110, 150), noise=2.9, blur=1.2, cup_tint=0.75)
+    s = Script(look.scaled(1280, 720))
+    s.hold(0.6)
+    s.hold(0.8, (), (Hand(480, 206, 420, width=320, palm=380, sleeve=(60, 60, 90), from_x=480),))
+    s.hold(1.0)
+    out, w = watch(s)
+    assert out == [] and len(w.tracked) == 34
+
+
 def test_E7_balls_in_flight_and_a_ball_popping_out_are_never_events() -> None:
     s = Script(LOOKS[0])
     s.hold(0.5)

@@ -1,6 +1,7 @@
 """``companion dice IMAGE... [--json]``: read the dice in each image (EVENTS.md, "Reading dice
 from an image"). One JSON line per image; an image that cannot be read gives a line with an
-``error`` object and the command goes on. Exit status 1 if any image failed, else 0."""
+``error`` object and the command goes on. Exit status 1 if any image failed, else 0. On a photo
+of the whole table, the printed calibration markers are not reported as dice."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import time
 from pathlib import Path
 
 import cv2
+import numpy as np
 
+from companion.vision.calibrate import find_markers
 from companion.vision.colour import ColourFileError, load_profiles
-from companion.vision.dice import DiceReader
+from companion.vision.dice import DiceReader, Die
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +34,14 @@ def error_line(image: str, code: str, message: str) -> dict:
     return {"image": image, "error": {"code": code, "message": message}}
 
 
+def off_markers(frame: np.ndarray, dice: list[Die]) -> list[Die]:
+    """The dice that do not lie on one of the table's printed calibration markers: a photo of the
+    whole table has four, and their black and white squares look like a die's face to the reader.
+    (The live loop reads only where dice can lie, away from them.)"""
+    quads = [q.astype(np.float32) for q in find_markers(frame).values()]
+    return [d for d in dice if all(cv2.pointPolygonTest(q, d.center, False) < 0 for q in quads)]
+
+
 def read_one(reader: DiceReader, path: str) -> dict:
     if not Path(path).is_file():
         return error_line(path, "NOT_FOUND", f"no such file: {path}")
@@ -38,7 +49,7 @@ def read_one(reader: DiceReader, path: str) -> dict:
     if frame is None:
         return error_line(path, "NOT_AN_IMAGE", f"{path} is not an image OpenCV can read")
     t0 = time.perf_counter()
-    dice = reader.read(frame)
+    dice = off_markers(frame, reader.read(frame))
     ms = (time.perf_counter() - t0) * 1000
     return {"image": path, "dice": [d.to_json() for d in dice], "ms": round(ms, 1)}
 

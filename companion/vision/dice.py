@@ -187,8 +187,15 @@ class DiceReader:
         for _ in range(MAX_LOOKS - 1):
             if not self.adapt or not dice:
                 break
-            seen = float(np.median([d.size for d in dice])) * scale  # in finder-input pixels
-            if SIZE_LOW <= seen <= SIZE_HIGH:
+            # in finder-input pixels; the smaller third must be too big, or the larger third too
+            # small: a photo of the whole table has markers and cup rims the size of big dice
+            # beside the real ones, and shrinking for them made the real ones unreadable
+            small, large = (float(q) * scale for q in np.quantile([d.size for d in dice], [1 / 3, 2 / 3]))
+            if small > SIZE_HIGH:
+                seen = small
+            elif large < SIZE_LOW:
+                seen = large
+            else:
                 break
             # The finder under-measures dice far too big for it (pips look like dice): its
             # sizes top out near 30, so a big die takes two or three looks, each at most 0.55×.

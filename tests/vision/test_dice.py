@@ -196,7 +196,8 @@ def test_dice_command_prints_one_json_line_per_image_and_goes_on_after_bad_ones(
 @pytest.mark.parametrize("table", ["wood", "felt"])
 def test_a_photo_of_the_whole_table_gives_its_dice_and_not_its_markers(tmp_path: Path, capsys, table) -> None:
     """The four printed calibration markers' black and white squares looked like dice (a 2, a 3,
-    two 6s) to the reader; ``companion dice`` on a photo of the whole table leaves them out."""
+    two 6s) to the reader; ``companion dice`` on a photo of the whole table leaves them out. (Green
+    cups on the felt may still be taken for dice: the live loop reads only where dice lie.)"""
     from companion.vision.calibrate import find_markers
     from companion.vision.layout import Layout
     from companion.vision.render import TABLES, Look, Renderer, full_table
@@ -204,7 +205,8 @@ def test_a_photo_of_the_whole_table_gives_its_dice_and_not_its_markers(tmp_path:
     layout = Layout()
     values = {"A": {"blue": 6, "red": 4, "green": 1, "yellow": 3}, "B": {"blue": 2, "red": 5, "green": 6, "yellow": 4}}
     scene = full_table(layout, values)
-    frame = Renderer(Look(tilt_deg=8, light=0.9, table=TABLES[table]), layout, seed=3).static(scene.cups, scene.dice)
+    renderer = Renderer(Look(tilt_deg=8, light=0.9, table=TABLES[table]), layout, seed=3)
+    frame = renderer.static(scene.cups, scene.dice)
     path = tmp_path / "table.png"
     cv2.imwrite(str(path), frame)
     assert main(["dice", str(path), "--json"]) == 0
@@ -214,8 +216,12 @@ def test_a_photo_of_the_whole_table_gives_its_dice_and_not_its_markers(tmp_path:
     on_markers = [d for d in dice if any(cv2.pointPolygonTest(q.astype(np.float32), tuple(d["center"]), False) >= 0
                                          for q in markers.values())]
     assert on_markers == []
-    if table == "wood":  # the demo's table (on felt, this look misreads the blue 2 and sees a die on a cup)
-        assert sorted(d["value"] for d in dice) == sorted(v for side in values.values() for v in side.values())
+    # every set-up die is read with its value where it lies (on felt, the markers and green cups
+    # once made the reader look again at a scale too small for the real dice: the blue 2 read 1)
+    for die in scene.dice:
+        x, y = renderer.camera.project(np.array([[die.x, die.y, layout.die_mm]]))[0]
+        here = [d["value"] for d in dice if math.hypot(d["center"][0] - x, d["center"][1] - y) < 15]
+        assert here == [die.value], (die, dice)
 
 
 def test_bench_reports_accuracy_speed_machine_and_failures(tmp_path: Path, byler: Path, capsys) -> None:

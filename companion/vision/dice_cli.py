@@ -13,7 +13,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.vision.calibrate import find_markers
+from companion.vision.calibrate import marker_outlines
 from companion.vision.colour import ColourFileError, load_profiles
 from companion.vision.dice import DiceReader, Die
 
@@ -38,7 +38,7 @@ def off_markers(frame: np.ndarray, dice: list[Die]) -> list[Die]:
     """The dice that do not lie on one of the table's printed calibration markers: a photo of the
     whole table has four, and their black and white squares look like a die's face to the reader.
     (The live loop reads only where dice can lie, away from them.)"""
-    quads = [q.astype(np.float32) for q in find_markers(frame).values()]
+    quads = marker_outlines(frame)
     return [d for d in dice if all(cv2.pointPolygonTest(q, d.center, False) < 0 for q in quads)]
 
 

@@ -129,6 +129,9 @@ class CupWatch:
                 free.remove(hit)
                 matched.append((k, hit))
         seen_now = {id(k) for k, _ in matched}
+        # cups that just went out of sight (seen in the last 3 s; one unseen for longer is a cup
+        # gone unconfirmed): a hand, an arm or a leaning player is likely over them
+        hidden = [o for o in self.tracked if id(o) not in seen_now and o.cup != "silver" and t - o.seen_at < 3.0]
         for k, c in matched:
             if c.score >= 0.8 or k.cup == "silver":   # only a clear rim moves a cup (knocked)
                 k.x, k.y = c.x, c.y
@@ -136,18 +139,17 @@ class CupWatch:
             k.clean_since, k.clean_frames = None, 0
             # a ball counts only in a cup seen whole, its neighbours seen too (no hand, arm or
             # leaning player near it, nor their shadows)
-            if c.score >= 0.85 and not self._neighbour_hidden(k, seen_now, t):
+            if c.score >= 0.85 and not self._neighbour_hidden(k, hidden):
                 out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
         # Many cups out of sight at once: a player leaning over the table or an arm across it,
         # whose sleeve may even look like a cup's colour where a cup still stands. Nothing is
         # called gone until they are back in sight.
-        crowd = sum(1 for k in self.tracked
-                    if id(k) not in seen_now and k.cup != "silver" and t - k.seen_at < 3.0) >= CROWD
+        crowd = len(hidden) >= CROWD
         for k in [k for k in self.tracked if id(k) not in seen_now]:
             if k.cup == "silver":     # never removed (E11); hidden or turned for the tally
                 continue
             # something over its place, or over a neighbour (an arm, a player leaning): wait
-            blocked = crowd or self._neighbour_hidden(k, seen_now, t)
+            blocked = crowd or self._neighbour_hidden(k, hidden)
             if blocked or self.reader.clean(labels, k.x, k.y) < 0.9:
                 k.clean_since, k.clean_frames = None, 0
                 continue
@@ -178,12 +180,11 @@ class CupWatch:
                     self._newcomers.pop(slot)
         return out
 
-    def _neighbour_hidden(self, k: Tracked, seen_now: set[int], t: float) -> bool:
+    def _neighbour_hidden(self, k: Tracked, hidden: list[Tracked]) -> bool:
         """A neighbour just went out of sight: a hand, an arm or a leaning player is likely over
-        this cup too. (One unseen for seconds is a cup gone unconfirmed, not a hand.)"""
+        this cup too."""
         reach = 1.6 * self.cal.layout.pitch
-        return any(id(o) not in seen_now and o is not k and o.cup != "silver" and t - o.seen_at < 3.0
-                   and math.hypot(o.x - k.x, o.y - k.y) < reach for o in self.tracked)
+        return any(o is not k and math.hypot(o.x - k.x, o.y - k.y) < reach for o in hidden)
 
     def _ball(self, k: Tracked, ball: bool, t: float) -> list[Proposed]:
         if ball:

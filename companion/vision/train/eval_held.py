@@ -20,7 +20,7 @@ import cv2
 
 from companion.bench.dice import load_labelled, match, perturb
 from companion.vision.dice import DiceReader
-from companion.vision.train.eval_reader import DATA
+from companion.vision.train.eval_reader import DATA, held_out
 
 PARTS = ("tilt", "blur", "dark", "jpeg")
 
@@ -35,7 +35,8 @@ def main() -> None:
     if parts - set(PARTS):
         ap.error(f"unknown parts: {', '.join(sorted(parts - set(PARTS)))}")
     cv2.setNumThreads(1)
-    held = [(cv2.imread(str(p)), lab) for k, (p, lab) in enumerate(load_labelled(DATA, "train")) if k % 10 == 0]
+    names = {Path(name).name for name, _ in held_out()}
+    held = [(cv2.imread(str(p)), lab) for p, lab in load_labelled(DATA, "train") if p.name in names]
     keep = {p: p in parts for p in PARTS}
     for folder in a.folders:
         reader = DiceReader(models_dir=folder)

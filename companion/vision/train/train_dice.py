@@ -42,6 +42,8 @@ SIZE_NORM = 32.0  # finder size output is die size (input px) / 32
 TILT = 0.0018     # largest perspective term of the finder's windows (--tilt)
 PHOTOMETRIC = 0.6  # reader: how strongly its crops are blurred (--photometric)
 POOR = 0.0  # reader: share of crops seen as by a poor camera in dim light (--poor-camera)
+TABLE_SCENES = 0  # reader: rendered whole tables whose dice and false finds join the bank (--tables)
+GLARE = 0.0  # reader: share of crops given a reflection of the lamp on the die (--glare)
 
 
 # ---------------------------------------------------------------- data
@@ -116,6 +118,26 @@ def poor_camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     out = cv2.GaussianBlur(np.clip(f, 0, 255).astype(np.uint8), (0, 0), float(rng.uniform(0.5, 1.5)))
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 60))])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def glare(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One to three reflections of a lamp on a shiny die: thin bright streaks and elongated soft
+    spots on the top face (the die is the middle 1 / CROP_SCALE of the crop). They are never round
+    and pip-sized, so the reader learns that a bright streak is not a pip, whatever the die shows."""
+    h, w = crop.shape[:2]
+    die = w / CROP_SCALE
+    mask = np.zeros((h, w), np.float32)
+    for _ in range(int(rng.integers(1, 4))):
+        cx, cy = w / 2 + rng.uniform(-0.4, 0.4) * die, h / 2 + rng.uniform(-0.4, 0.4) * die
+        if rng.random() < 0.7:  # a streak
+            axes = (die * rng.uniform(0.1, 0.3), die * rng.uniform(0.015, 0.04))
+        else:  # an elongated spot
+            major = die * rng.uniform(0.08, 0.18)
+            axes = (major, major / rng.uniform(2.0, 4.0))
+        cv2.ellipse(mask, ((cx, cy), (2 * axes[0], 2 * axes[1]), float(rng.uniform(0, 180))), 1.0, -1, cv2.LINE_AA)
+    mask = cv2.GaussianBlur(mask, (0, 0), float(rng.uniform(0.3, 1.0)))[..., None] * rng.uniform(0.5, 1.0)
+    tint = np.array([255, 255, 255], np.float32) * rng.uniform(0.85, 1.0, 3)
+    return np.clip(crop * (1 - mask) + tint * mask, 0, 255).astype(np.uint8)
 
 
 def random_homography(rng: np.random.Generator, src_wh: tuple[int, int], scale: float) -> np.ndarray:
@@ -324,9 +346,9 @@ def build_bank(data, rng: np.random.Generator, synthetic_images: int = 60):
     return bank
 
 
-def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int = 3):
-    """Bank patches (label 0) where the finder sees a die and there is none: tray walls, busy
-    borders, gaps between touching dice."""
+def finder_only(finder_onnx: Path, threshold: float):
+    """A :class:`DiceReader` with only the given finder, for its ``candidates`` (the reader network
+    being trained is not needed to find where the finder is wrong)."""
     import sys
 
     sys.path.insert(0, str(ROOT))
@@ -337,6 +359,13 @@ def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int
     reader.finder = cv2.dnn.readNetFromONNX(str(finder_onnx))
     reader.scale, reader.find_threshold = 0.5, threshold
     reader.profiles = ColourProfiles()
+    return reader
+
+
+def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int = 3):
+    """Bank patches (label 0) where the finder sees a die and there is none: tray walls, busy
+    borders, gaps between touching dice."""
+    reader = finder_only(finder_onnx, threshold)
     out = []
     for img, dice, _ in data:
         padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
@@ -349,12 +378,65 @@ def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int
     return out
 
 
+def rendered_tables(finder_onnx: Path, rng: np.random.Generator, scenes: int, copies: int = 1):
+    """Bank patches from rendered 21 Exact tables seen by random cameras (seeds 90,000 and up, apart
+    from every seed the tests and benches render): the set-up dice with their values, and label-0
+    patches where the finder sees a die and there is none — the gaps between round cups, cup rims,
+    the printed markers. The photos hold no cups, so without these a photo of the whole table had
+    its cup gaps read as dice."""
+    import random
+    from dataclasses import replace
+
+    from companion.vision.dice import scale_for
+    from companion.vision.layout import Layout
+    from companion.vision.render import Renderer, full_table, random_look
+
+    reader = finder_only(finder_onnx, 0.15)
+    layout = Layout()
+    dice_out, negatives = [], []
+    for k in range(scenes):
+        seed = 90_000 + k
+        values = {side: {c: int(rng.integers(1, 7)) for c in ("blue", "red", "green", "yellow")} for side in "AB"}
+        scene = full_table(layout, values)
+        cups = tuple(c for c in scene.cups if rng.random() > 0.15)  # some cups already out
+        dice = tuple(replace(d, angle=float(rng.uniform(0, 90))) for d in scene.dice)
+        renderer = Renderer(random_look(random.Random(seed)), layout, seed=seed)
+        img = renderer.static(cups, dice)
+        cam = renderer.camera
+        truth = []
+        for d in dice:
+            (x, y), = cam.project(np.array([[d.x, d.y, layout.die_mm]]))
+            (x1, _), = cam.project(np.array([[d.x + layout.die_mm, d.y, layout.die_mm]]))
+            truth.append((x, y, abs(x1 - x), d.value))
+        truth_arr = np.array(truth, np.float64)
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        found = [c for scale in (0.5, scale_for(float(np.median(truth_arr[:, 2]))))
+                 for c in reader.candidates(img, scale)]
+        for x, y, side, v in truth:
+            # the die as the runtime crops it: the finder's centre and size (its sizes are the
+            # photos' label boxes, larger than the top face), else the top face grown alike
+            near = [c for c in found if math.hypot(c[0] - x, c[1] - y) < 0.4 * side]
+            cx, cy, size = near[0][:3] if near else (x, y, side * 1.4)
+            dice_out.append((*patch_of(padded, cx, cy, size), size, int(v), True))
+        seen = set()
+        for cx, cy, size, _heat in found:
+            if (np.hypot(truth_arr[:, 0] - cx, truth_arr[:, 1] - cy) / truth_arr[:, 2]).min() < 0.8:
+                continue
+            if size * PATCH / 2 + 2 > PAD or (round(cx / 8), round(cy / 8)) in seen:
+                continue
+            seen.add((round(cx / 8), round(cy / 8)))
+            negatives += [(*patch_of(padded, cx, cy, size), size, 0, True)] * copies
+    return dice_out, negatives
+
+
 def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
     patch, cx, cy, sz, label, _drawn = item
     j = sz * 0.08 if label else 0.0
     shear = tuple(rng.normal(0, 0.06, 2)) if rng.random() < 0.5 else (0.0, 0.0)
     crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
                        rng.uniform(0, 360), shear)
+    if rng.random() < GLARE:
+        crop = glare(crop, rng)
     if rng.random() < POOR:
         return poor_camera(crop, rng)
     return photometric(crop, rng, PHOTOMETRIC)
@@ -367,6 +449,11 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
         hard = hard_negatives(data, HARD_FROM)
         print(f"hard negatives: {len(hard) // 3} places where the finder saw a die and there is none", flush=True)
         bank += hard
+    if TABLE_SCENES:
+        table_dice, table_not = rendered_tables(HARD_FROM or MODELS / "dice-finder.onnx", rng, TABLE_SCENES)
+        print(f"rendered tables: {len(table_dice)} dice, {len(table_not)} places where the finder saw a die "
+              "and there is none", flush=True)
+        bank += table_dice + table_not
     print(f"bank: {len(bank)} patches, {sum(1 for b in bank if b[4])} dice", flush=True)
     # Draw half of every batch from the photos' dice: they are what the reader must get right,
     # and the drawn dice and the non-dice would otherwise outnumber them.
@@ -402,7 +489,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 
 def main() -> None:
-    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR
+    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -416,6 +503,10 @@ def main() -> None:
     ap.add_argument("--photometric", type=float, default=PHOTOMETRIC, help="reader: blur strength of the crops")
     ap.add_argument("--poor-camera", type=float, default=POOR,
                     help="reader: share of crops made dim, soft and JPEG-compressed at once")
+    ap.add_argument("--glare", type=float, default=GLARE,
+                    help="reader: share of crops given bright streaks and spots like a lamp's reflection")
+    ap.add_argument("--tables", type=int, default=TABLE_SCENES,
+                    help="reader: render this many whole tables (cups, markers, dice) for dice and non-dice")
     ap.add_argument("--crop", type=int, default=CROP, help="reader input side in pixels")
     ap.add_argument("--crop-scale", type=float, default=CROP_SCALE, help="reader crop side / die size")
     ap.add_argument("--all", action="store_true",
@@ -430,7 +521,7 @@ def main() -> None:
     fit = train if a.all else [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
     HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT = a.hard_negatives, a.save, a.crop, a.crop_scale, a.tilt
-    PHOTOMETRIC, POOR = a.photometric, a.poor_camera
+    PHOTOMETRIC, POOR, GLARE, TABLE_SCENES = a.photometric, a.poor_camera, a.glare, a.tables
     net = Finder() if a.part == "finder" else Reader()
     if a.resume:
         net.load_state_dict(torch.load(a.resume))

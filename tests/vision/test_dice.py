@@ -193,11 +193,12 @@ def test_dice_command_prints_one_json_line_per_image_and_goes_on_after_bad_ones(
     assert len(d["center"]) == 2 and len(d["box"]) == 4 and isinstance(d["color"], str)
 
 
-@pytest.mark.parametrize("table", ["wood", "felt"])
-def test_a_photo_of_the_whole_table_gives_its_dice_and_not_its_markers(tmp_path: Path, capsys, table) -> None:
+@pytest.mark.parametrize("table", ["wood", "grey", "dark", "felt"])
+def test_a_photo_of_the_whole_table_gives_its_dice_and_nothing_else(tmp_path: Path, capsys, table) -> None:
     """The four printed calibration markers' black and white squares looked like dice (a 2, a 3,
-    two 6s) to the reader; ``companion dice`` on a photo of the whole table leaves them out. (Green
-    cups on the felt may still be taken for dice: the live loop reads only where dice lie.)"""
+    two 6s) to the reader, and so did the gaps between round cups (three on the felt, one on the
+    grey and dark cloths); ``companion dice`` on a photo of the whole table gives its eight set-up
+    dice and nothing else."""
     from companion.vision.calibrate import find_markers
     from companion.vision.layout import Layout
     from companion.vision.render import TABLES, Look, Renderer, full_table
@@ -222,6 +223,7 @@ def test_a_photo_of_the_whole_table_gives_its_dice_and_not_its_markers(tmp_path:
         x, y = renderer.camera.project(np.array([[die.x, die.y, layout.die_mm]]))[0]
         here = [d["value"] for d in dice if math.hypot(d["center"][0] - x, d["center"][1] - y) < 15]
         assert here == [die.value], (die, dice)
+    assert len(dice) == len(scene.dice), dice
 
 
 def test_bench_reports_accuracy_speed_machine_and_failures(tmp_path: Path, byler: Path, capsys) -> None:

@@ -341,15 +341,25 @@ class Renderer:
         roi = img[y:y + h, x:x + w]
         roi[(a & b) > 0] = np.clip(colour, 0, 255).astype(np.uint8)
 
+    def _die_corners(self, die: Die, z: float) -> np.ndarray:
+        """A die's square at height z (mm): its four corners in pixels, clockwise."""
+        c, s = math.cos(die.angle), math.sin(die.angle)
+        sq = np.array([[-1, 1], [1, 1], [1, -1], [-1, -1]], np.float64) * self.layout.die_mm / 2
+        rot = sq @ np.array([[c, s], [-s, c]])
+        return self.camera.project(np.column_stack([rot + (die.x, die.y), np.full(4, z)]))
+
+    def die_tops(self, dice: tuple[Die, ...] | list[Die]) -> np.ndarray:
+        """Where each die's top face is in the frame: rows of (x, y, side) in pixels — what a
+        test or a training script checks the dice reader's answers against."""
+        out = np.zeros((len(dice), 3))
+        for i, die in enumerate(dice):
+            top = self._die_corners(die, self.layout.die_mm)
+            out[i] = (*top.mean(axis=0), float(np.linalg.norm(top[1] - top[0])))
+        return out
+
     def _draw_dice(self, img: np.ndarray, dice: tuple[Die, ...]) -> None:
-        d = self.layout.die_mm
         for die in dice:
-            c, s = math.cos(die.angle), math.sin(die.angle)
-            sq = np.array([[-1, 1], [1, 1], [1, -1], [-1, -1]], np.float64) * d / 2
-            rot = sq @ np.array([[c, s], [-s, c]])
-            top = np.column_stack([rot + (die.x, die.y), np.full(4, d)])
-            bot = np.column_stack([rot + (die.x, die.y), np.zeros(4)])
-            ptop, pbot = self.camera.project(top), self.camera.project(bot)
+            ptop, pbot = self._die_corners(die, self.layout.die_mm), self._die_corners(die, 0.0)
             hull = cv2.convexHull(np.vstack([ptop, pbot]).astype(np.float32))[:, 0, :]
             _poly(img, hull, np.array(DIE_BGR[die.colour]) * 0.7)
             draw_die(img, ptop, die.colour, die.value)

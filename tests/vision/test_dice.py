@@ -219,8 +219,7 @@ def test_a_photo_of_the_whole_table_gives_its_dice_and_nothing_else(tmp_path: Pa
     assert on_markers == []
     # every set-up die is read with its value where it lies (on felt, the markers and green cups
     # once made the reader look again at a scale too small for the real dice: the blue 2 read 1)
-    for die in scene.dice:
-        x, y = renderer.camera.project(np.array([[die.x, die.y, layout.die_mm]]))[0]
+    for die, (x, y, _side) in zip(scene.dice, renderer.die_tops(scene.dice), strict=True):
         here = [d["value"] for d in dice if math.hypot(d["center"][0] - x, d["center"][1] - y) < 15]
         assert here == [die.value], (die, dice)
     assert len(dice) == len(scene.dice), dice

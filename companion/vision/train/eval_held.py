@@ -22,7 +22,6 @@ import random
 from pathlib import Path
 
 import cv2
-import numpy as np
 
 from companion.bench.dice import load_labelled, match, perturb
 from companion.vision.dice import DiceReader
@@ -81,9 +80,8 @@ def tables(reader: DiceReader, count: int) -> str:
         renderer = Renderer(random_look(rng), layout, seed=seed)
         frame = renderer.static(scene.cups, scene.dice)
         dice = off_markers(frame, reader.read(frame))
-        where = renderer.camera.project(np.array([[d.x, d.y, layout.die_mm] for d in scene.dice]))
         used = set()
-        for die, (x, y) in zip(scene.dice, where, strict=True):
+        for die, (x, y, _side) in zip(scene.dice, renderer.die_tops(scene.dice), strict=True):
             here = [j for j, d in enumerate(dice) if math.hypot(d.center[0] - x, d.center[1] - y) < 15]
             n += 1
             if not here:

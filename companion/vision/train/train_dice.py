@@ -399,16 +399,11 @@ def rendered_tables(finder_onnx: Path, rng: np.random.Generator, scenes: int, co
         values = {side: {c: int(rng.integers(1, 7)) for c in ("blue", "red", "green", "yellow")} for side in "AB"}
         scene = full_table(layout, values)
         cups = tuple(c for c in scene.cups if rng.random() > 0.15)  # some cups already out
-        dice = tuple(replace(d, angle=float(rng.uniform(0, 90))) for d in scene.dice)
+        dice = tuple(replace(d, angle=float(rng.uniform(0, math.pi / 2))) for d in scene.dice)
         renderer = Renderer(random_look(random.Random(seed)), layout, seed=seed)
         img = renderer.static(cups, dice)
-        cam = renderer.camera
-        truth = []
-        for d in dice:
-            (x, y), = cam.project(np.array([[d.x, d.y, layout.die_mm]]))
-            (x1, _), = cam.project(np.array([[d.x + layout.die_mm, d.y, layout.die_mm]]))
-            truth.append((x, y, abs(x1 - x), d.value))
-        truth_arr = np.array(truth, np.float64)
+        truth_arr = renderer.die_tops(dice)
+        truth = [(x, y, side, d.value) for (x, y, side), d in zip(truth_arr, dice, strict=True)]
         padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
         found = [c for scale in (0.5, scale_for(float(np.median(truth_arr[:, 2]))))
                  for c in reader.candidates(img, scale)]

@@ -25,7 +25,7 @@ def get(url: str) -> dict:
 
 
 def test_E12_rendered_game_through_companion_serve_ends_with_the_scripted_winner(tmp_path):
-    seed, speed = 10, 2.0
+    seed, speed = 10, 1.0   # real time, as the demo plays (at 2x a ball rests under the watch's 0.5 s)
     script = RenderedTable(seed, speed)
     config = tmp_path / "companion.toml"
     config.write_text(f"""

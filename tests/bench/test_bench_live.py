@@ -11,7 +11,9 @@ from companion.bench.live import measure
 
 
 def test_E12_every_throw_into_a_cup_reaches_the_phones_scoreboard_and_the_scripted_side_wins(tmp_path):
-    report = measure(seed=10, speed=2.0, auto_seconds=0.3, data_dir=str(tmp_path / "data"))
+    # real time, as the demo plays: at 2x a ball rests in its cup for as little as 0.45 s of wall
+    # time, under the watch's 0.5 s, and a starved machine then misses the silver throw
+    report = measure(seed=10, speed=1.0, auto_seconds=0.3, data_dir=str(tmp_path / "data"))
     assert report["missed"] == [] and report["extra_camera_events"] == 0
     assert report["scored_from_camera"] == report["throws_in_cups"] > 5
     assert report["winners"] == [report["winner_scripted"]]

@@ -44,6 +44,8 @@ PHOTOMETRIC = 0.6  # reader: how strongly its crops are blurred (--photometric)
 POOR = 0.0  # reader: share of crops seen as by a poor camera in dim light (--poor-camera)
 TABLE_SCENES = 0  # reader: rendered whole tables whose dice and false finds join the bank (--tables)
 GLARE = 0.0  # reader: share of crops given a reflection of the lamp on the die (--glare)
+NATIVE_POOR = 0.0  # reader: share of crops made poor at the photo's own resolution (--poor-native)
+SMALL = 0.0  # reader: share of crops from the die shrunk as a camera further away sees it (--small)
 
 
 # ---------------------------------------------------------------- data
@@ -118,6 +120,36 @@ def poor_camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     out = cv2.GaussianBlur(np.clip(f, 0, 255).astype(np.uint8), (0, 0), float(rng.uniform(0.5, 1.5)))
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 60))])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def native_view(patch: np.ndarray, cx: float, cy: float, size: float, angle: float,
+                shear: tuple[float, float], rng: np.random.Generator, scale: float = 1.0,
+                poor: bool = False) -> np.ndarray:
+    """The reader's view of a die as a camera delivers it: shrunk by ``scale`` first (a camera
+    further away: fewer pixels on the die, not a blurred big die), turned and sheared at that
+    resolution, with ``poor`` then dimmed, softened and JPEG-compressed there — 8×8 blocks of
+    photo pixels on a grid of random phase, the blur in photo pixels — and only then cropped and
+    resized as the runtime does (:func:`~companion.vision.dice.crop_die`). :func:`poor_camera` on
+    the finished 48-pixel crop puts the blocks on the crop's own grid and at the crop's scale,
+    which no camera does."""
+    from companion.vision.dice import crop_die
+
+    if scale != 1.0:
+        patch = cv2.resize(patch, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        cx, cy, size = cx * scale, cy * scale, size * scale
+    n = int(math.ceil(size * CROP_SCALE)) + 16
+    M = cv2.getRotationMatrix2D((cx, cy), angle, 1.0)
+    S = np.array([[1 + shear[0], shear[1]], [shear[1], 1 - shear[0]]])
+    M = np.hstack([S @ M[:, :2], np.zeros((2, 1))])
+    phase = rng.uniform(0, 8, 2)
+    M[:, 2] = np.array([n / 2, n / 2]) + phase - M[:, :2] @ np.array([cx, cy])
+    view = cv2.warpAffine(patch, M, (n + 8, n + 8), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if poor:
+        view = poor_camera(view, rng)
+    elif scale != 1.0 and rng.random() < 0.5:  # a camera's own compression, at its own resolution
+        ok, buf = cv2.imencode(".jpg", view, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(50, 95))])
+        view = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return crop_die(view, n / 2 + phase[0], n / 2 + phase[1], size, CROP, CROP_SCALE)
 
 
 def glare(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -428,6 +460,12 @@ def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
     patch, cx, cy, sz, label, _drawn = item
     j = sz * 0.08 if label else 0.0
     shear = tuple(rng.normal(0, 0.06, 2)) if rng.random() < 0.5 else (0.0, 0.0)
+    poor, small = rng.random() < NATIVE_POOR, rng.random() < SMALL
+    if poor or small:
+        # fewer pixels on the die: the photos' dice are 30-60 px; 0.4-0.8 of that is 12-48
+        view = native_view(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
+                           rng.uniform(0, 360), shear, rng, rng.uniform(0.4, 0.8) if small else 1.0, poor)
+        return view if poor else photometric(view, rng, PHOTOMETRIC)
     crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
                        rng.uniform(0, 360), shear)
     if rng.random() < GLARE:
@@ -484,7 +522,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 
 def main() -> None:
-    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES
+    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES, NATIVE_POOR, SMALL
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -498,6 +536,10 @@ def main() -> None:
     ap.add_argument("--photometric", type=float, default=PHOTOMETRIC, help="reader: blur strength of the crops")
     ap.add_argument("--poor-camera", type=float, default=POOR,
                     help="reader: share of crops made dim, soft and JPEG-compressed at once")
+    ap.add_argument("--poor-native", type=float, default=NATIVE_POOR,
+                    help="reader: share of crops made dim, soft and JPEG-compressed at the photo's resolution")
+    ap.add_argument("--small", type=float, default=SMALL,
+                    help="reader: share of crops of dice shrunk to 0.4-0.8 of their photo size first")
     ap.add_argument("--glare", type=float, default=GLARE,
                     help="reader: share of crops given bright streaks and spots like a lamp's reflection")
     ap.add_argument("--tables", type=int, default=TABLE_SCENES,
@@ -517,6 +559,7 @@ def main() -> None:
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
     HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT = a.hard_negatives, a.save, a.crop, a.crop_scale, a.tilt
     PHOTOMETRIC, POOR, GLARE, TABLE_SCENES = a.photometric, a.poor_camera, a.glare, a.tables
+    NATIVE_POOR, SMALL = a.poor_native, a.small
     net = Finder() if a.part == "finder" else Reader()
     if a.resume:
         net.load_state_dict(torch.load(a.resume))

@@ -22,7 +22,10 @@ demo's dice at 1280×720); with ``adapt`` (the default) a frame whose dice come 
 smaller than that is looked at again at the scale that brings them to about 19 pixels, and a
 large frame is also looked at coarser, so a photo of any resolution is read alike (the held-out
 train photos blown up 3×, read with the fixed 0.5: 127 of 151 dice right and 105 extra;
-adapting: 150 and 1; at their own size: 151 and 1).
+adapting: 150 and 1; at their own size: 151 and 1). A first look whose dice the reader is
+unsure of (mean confidence under ``DOUBTFUL_LOOK``) is also looked at twice as fine: dice of
+16 pixels come out of the finder at half size as pips of ordinary sizes (the held-out photos
+shrunk to 0.4×: 41 % of dice right without it, 91 % with it; at 0.5×: 93 % and 98 %).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ BATCH = 8
 # the finder's sweet spot: die sizes (finder-input pixels) it measures well; outside it, look again
 SIZE_LOW, SIZE_HIGH, SIZE_TARGET = 17.0, 25.0, 19.0
 MAX_LOOKS = 4
+DOUBTFUL_LOOK = 0.8  # a first look whose dice the reader is less sure of than this also looks finer
 # Adapting, a frame larger than this in the finder's input (short side) is also looked at this
 # size: the held-out photos blown up 3×, adapting from 0.5 alone: 146 of 151 dice right and 20
 # extra; with this look too: 150 and 1 (held-out photos in the middle of a 3× table: 151 and 1).
@@ -184,6 +188,16 @@ class DiceReader:
             other = self._read_at(frame, coarse)
             if _mean_confidence(other) > _mean_confidence(dice):
                 scale, dice = coarse, other
+        if self.adapt and dice and _mean_confidence(dice) < DOUBTFUL_LOOK and scale < 1.0:
+            # Dice so small that the finder sees them as a few pixels (16-pixel dice in a
+            # 256-pixel photo) come back as pips and clusters of pips of ordinary sizes, so the
+            # size rule below never looks again; the reader is unsure of them, though (mean
+            # confidence 0.0-0.85 there, 0.92-0.99 on the held-out photos; 0.8 and 0.9 read
+            # the shrunk photos alike, 0.8 looks again less often): look twice as fine too.
+            finer = min(1.0, 2 * scale)
+            other = self._read_at(frame, finer)
+            if _mean_confidence(other) > _mean_confidence(dice):
+                scale, dice = finer, other
         for _ in range(MAX_LOOKS - 1):
             if not self.adapt or not dice:
                 break

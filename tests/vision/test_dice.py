@@ -88,8 +88,8 @@ def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceRea
 def test_dice_of_sixteen_pixels_are_still_read(reader: DiceReader, held_out) -> None:
     """The held-out photos shrunk to 0.4× (256 pixels, dice of 12-20 pixels, a camera far above
     a big table): at half size the finder sees such dice as pips of ordinary sizes and the
-    size rule never looks again; the reader's doubt makes it look twice as fine (41 % of the
-    dice right without that look)."""
+    size rule never looks again; the reader's doubt makes it look twice as fine (about 40 % of
+    the dice right without that look)."""
     items = held_out[::2]
     total = right = extra = 0
     for path, labels in items:

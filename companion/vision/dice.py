@@ -184,20 +184,14 @@ class DiceReader:
             # A large frame may hold dice far too big for the finder, which then takes their
             # pips for dice of a size it knows (so no look again), or small dice of a wide view:
             # look coarser as well and keep the look the reader is surer of.
-            coarse = START_SIDE / min(frame.shape[:2])
-            other = self._read_at(frame, coarse)
-            if _mean_confidence(other) > _mean_confidence(dice):
-                scale, dice = coarse, other
+            scale, dice = self._surer(frame, scale, dice, START_SIDE / min(frame.shape[:2]))
         if self.adapt and dice and _mean_confidence(dice) < DOUBTFUL_LOOK and scale < 1.0:
             # Dice so small that the finder sees them as a few pixels (16-pixel dice in a
             # 256-pixel photo) come back as pips and clusters of pips of ordinary sizes, so the
             # size rule below never looks again; the reader is unsure of them, though (mean
             # confidence 0.0-0.85 there, 0.92-0.99 on the held-out photos; 0.8 and 0.9 read
             # the shrunk photos alike, 0.8 looks again less often): look twice as fine too.
-            finer = min(1.0, 2 * scale)
-            other = self._read_at(frame, finer)
-            if _mean_confidence(other) > _mean_confidence(dice):
-                scale, dice = finer, other
+            scale, dice = self._surer(frame, scale, dice, min(1.0, 2 * scale))
         for _ in range(MAX_LOOKS - 1):
             if not self.adapt or not dice:
                 break
@@ -219,6 +213,11 @@ class DiceReader:
             scale = new
             dice = self._read_at(frame, scale)
         return self._coloured(frame, dice)
+
+    def _surer(self, frame: np.ndarray, scale: float, dice: list[Die], other: float) -> tuple[float, list[Die]]:
+        """(scale, dice) of the look the reader is surer of: the one taken, or one at ``other``."""
+        there = self._read_at(frame, other)
+        return (other, there) if _mean_confidence(there) > _mean_confidence(dice) else (scale, dice)
 
     def _read_at(self, frame: np.ndarray, scale: float) -> list[Die]:
         cands = self.candidates(frame, scale)

@@ -55,6 +55,21 @@ def score(reader: DiceReader, items: list[tuple[Path, np.ndarray]]) -> tuple[int
     return total, right, extra, bad
 
 
+def score_zoomed(reader: DiceReader, items: list[tuple[Path, np.ndarray]], zoom: float) -> tuple[int, int, int]:
+    """(dice, found with the right value, extra detections) on the photos resized by ``zoom``."""
+    total = right = extra = 0
+    for path, labels in items:
+        img = cv2.imread(str(path))
+        img = cv2.resize(img, None, fx=zoom, fy=zoom, interpolation=cv2.INTER_AREA if zoom < 1 else cv2.INTER_CUBIC)
+        scaled = labels.copy()
+        scaled[:, 1:] *= zoom
+        dice = reader.read(img)
+        pairs, _, more = match(dice, scaled)
+        total, extra = total + len(labels), extra + len(more)
+        right += sum(dice[j].value == int(scaled[i, 0]) for i, j in pairs)
+    return total, right, extra
+
+
 def test_held_out_train_photos_are_read_with_their_values(reader: DiceReader, held_out) -> None:
     total, right, extra, bad = score(reader, held_out)
     assert total == 151
@@ -72,16 +87,7 @@ def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceRea
     dice far too big for the finder come out right)."""
     items = held_out[::2]
     _, right_as_taken, _, _ = score(reader, items)
-    total = right = extra = 0
-    for path, labels in items:
-        img = cv2.imread(str(path))
-        img = cv2.resize(img, None, fx=zoom, fy=zoom, interpolation=cv2.INTER_AREA if zoom < 1 else cv2.INTER_CUBIC)
-        scaled = labels.copy()
-        scaled[:, 1:] *= zoom
-        dice = reader.read(img)
-        pairs, _, more = match(dice, scaled)
-        total, extra = total + len(labels), extra + len(more)
-        right += sum(dice[j].value == int(scaled[i, 0]) for i, j in pairs)
+    total, right, extra = score_zoomed(reader, items, zoom)
     assert right >= right_as_taken - 0.05 * total and extra <= 0.05 * total, (right, right_as_taken, extra)
 
 
@@ -90,16 +96,7 @@ def test_dice_of_sixteen_pixels_are_still_read(reader: DiceReader, held_out) -> 
     a big table): at half size the finder sees such dice as pips of ordinary sizes and the
     size rule never looks again; the reader's doubt makes it look twice as fine (about 40 % of
     the dice right without that look)."""
-    items = held_out[::2]
-    total = right = extra = 0
-    for path, labels in items:
-        img = cv2.resize(cv2.imread(str(path)), None, fx=0.4, fy=0.4, interpolation=cv2.INTER_AREA)
-        scaled = labels.copy()
-        scaled[:, 1:] *= 0.4
-        dice = reader.read(img)
-        pairs, _, more = match(dice, scaled)
-        total, extra = total + len(labels), extra + len(more)
-        right += sum(dice[j].value == int(scaled[i, 0]) for i, j in pairs)
+    total, right, extra = score_zoomed(reader, held_out[::2], 0.4)
     assert right >= 0.85 * total and extra <= 0.05 * total, (right, total, extra)
 
 

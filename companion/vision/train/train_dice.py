@@ -108,9 +108,14 @@ def photometric(img: np.ndarray, rng: np.random.Generator, strength: float = 1.0
     if rng.random() < 0.4 * strength:
         out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.4, 1.6 * strength)))
     if rng.random() < 0.35:
-        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(30, 90))])
-        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        out = jpeg(out, int(rng.integers(30, 90)))
     return out
+
+
+def jpeg(img: np.ndarray, quality: int) -> np.ndarray:
+    """The image as a camera's JPEG at ``quality`` gives it back."""
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
 def poor_camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -118,8 +123,7 @@ def poor_camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     a dark room (each alone is in :func:`photometric`, rarely all three together)."""
     f = img.astype(np.float32) * rng.uniform(0.3, 0.7)
     out = cv2.GaussianBlur(np.clip(f, 0, 255).astype(np.uint8), (0, 0), float(rng.uniform(0.5, 1.5)))
-    ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 60))])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return jpeg(out, int(rng.integers(25, 60)))
 
 
 def native_view(patch: np.ndarray, cx: float, cy: float, size: float, angle: float,
@@ -138,17 +142,13 @@ def native_view(patch: np.ndarray, cx: float, cy: float, size: float, angle: flo
         patch = cv2.resize(patch, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         cx, cy, size = cx * scale, cy * scale, size * scale
     n = int(math.ceil(size * CROP_SCALE)) + 16
-    M = cv2.getRotationMatrix2D((cx, cy), angle, 1.0)
-    S = np.array([[1 + shear[0], shear[1]], [shear[1], 1 - shear[0]]])
-    M = np.hstack([S @ M[:, :2], np.zeros((2, 1))])
     phase = rng.uniform(0, 8, 2)
-    M[:, 2] = np.array([n / 2, n / 2]) + phase - M[:, :2] @ np.array([cx, cy])
+    M = turning(cx, cy, angle, 1.0, shear, np.array([n / 2, n / 2]) + phase)
     view = cv2.warpAffine(patch, M, (n + 8, n + 8), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     if poor:
         view = poor_camera(view, rng)
     elif scale != 1.0 and rng.random() < 0.5:  # a camera's own compression, at its own resolution
-        ok, buf = cv2.imencode(".jpg", view, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(50, 95))])
-        view = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        view = jpeg(view, int(rng.integers(50, 95)))
     return crop_die(view, n / 2 + phase[0], n / 2 + phase[1], size, CROP, CROP_SCALE)
 
 
@@ -220,15 +220,21 @@ def finder_sample(img: np.ndarray, dice: np.ndarray, rng: np.random.Generator):
     return win, heat, reg, mask
 
 
-def reader_crop(img: np.ndarray, cx: float, cy: float, size: float, angle: float,
-                shear: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
-    """The reader's view, turned by ``angle`` and sheared a little (a die seen slightly from the side)."""
-    side = size * CROP_SCALE
-    k = CROP / side
+def turning(cx: float, cy: float, angle: float, k: float, shear: tuple[float, float],
+            to: np.ndarray) -> np.ndarray:
+    """The 2×3 affine map that turns by ``angle`` about (cx, cy), scales by ``k``, shears a
+    little and puts (cx, cy) at ``to``."""
     M = cv2.getRotationMatrix2D((cx, cy), angle, k)
     S = np.array([[1 + shear[0], shear[1]], [shear[1], 1 - shear[0]]])
     M = np.hstack([S @ M[:, :2], np.zeros((2, 1))])
-    M[:, 2] = np.array([CROP / 2, CROP / 2]) - M[:, :2] @ np.array([cx, cy])
+    M[:, 2] = to - M[:, :2] @ np.array([cx, cy])
+    return M
+
+
+def reader_crop(img: np.ndarray, cx: float, cy: float, size: float, angle: float,
+                shear: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+    """The reader's view, turned by ``angle`` and sheared a little (a die seen slightly from the side)."""
+    M = turning(cx, cy, angle, CROP / (size * CROP_SCALE), shear, np.array([CROP / 2, CROP / 2]))
     return cv2.warpAffine(img, M, (CROP, CROP), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
 
 

@@ -114,10 +114,14 @@ def json_type_name(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Field:
-    """A field of an event: its JSON type and whether it must be present."""
+    """A field of an event: its JSON type, whether it must be present and, for an array or an
+    object, the type of what it holds (a type or a nested Field). Every JSON type is checked
+    before any rule: a wrongly typed value is a malformed event (exit 2), never a rule code,
+    whatever the state of the game."""
 
     kind: type
     required: bool = True
+    items: type | Field | None = None
 
 
 def fields(**spec: type | Field) -> dict[str, Field]:
@@ -131,7 +135,17 @@ def check_fields(event: Mapping[str, Any], spec: Mapping[str, Field]) -> None:
             if f.required:
                 raise EventError(f"'{event.get('type')}' event needs the field '{name}'")
             continue
-        expect(event[name], f.kind, f"'{name}'")
+        _check(event[name], f, f"'{name}'")
+
+
+def _check(value: Any, f: Field, where: str) -> None:
+    expect(value, f.kind, where)
+    if f.items is None:
+        return
+    inner = f.items if isinstance(f.items, Field) else Field(f.items)
+    pairs = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in pairs:
+        _check(item, inner, f"{where[:-1]}.{key}'" if isinstance(value, dict) else f"{where[:-1]}[{key}]'")
 
 
 # --- options (house rules) --------------------------------------------------------------------
@@ -249,6 +263,9 @@ class Engine:
             known = ", ".join(sorted(self.events))
             raise EventError(f"unknown event type '{etype}' for {self.name} (known: {known})")
         check_fields(event, self.events[etype])
+        shape = getattr(self, "shape_" + etype, None)  # what check_fields cannot say, e.g. "this or that"
+        if shape is not None:
+            shape(event)
         return getattr(self, "on_" + etype)
 
     def apply(self, state: Any, event: Mapping[str, Any]) -> Any:

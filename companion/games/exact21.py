@@ -133,7 +133,7 @@ class Exact21(Engine):
     options = {"silver_rule": Option("single_cup", ("single_cup", "combination"))}
     new_game_fields = fields(sides=list)
     events = {
-        "dice": fields(side=str, values=dict),
+        "dice": fields(side=str, values=Field(dict, items=int)),
         "throw": fields(side=str, cup=str, player=Field(str, required=False)),
     }
 
@@ -173,8 +173,6 @@ class Exact21(Engine):
         """E2: four different numbers 1–6, once per side."""
         side = self._side(state, event["side"])
         values = event["values"]
-        for colour, value in values.items():
-            expect(value, int, f"'values.{colour}'")
         unknown = [c for c in values if c not in COLOURS]
         if unknown:
             raise RuleError(BAD_VALUE, f"'{unknown[0]}' is not a die colour of 21 Exact (blue, red, green, yellow)")
@@ -200,14 +198,16 @@ class Exact21(Engine):
             raise RuleError(UNKNOWN_PLAYER, f"side {side.name} has no player called '{player}'")
         if cup not in CUPS:
             raise RuleError(BAD_VALUE, f"'{cup}' is not a cup: blue, red, green, yellow, silver or miss")
+        if any(s.values is None for s in state.sides):  # E6
+            # before both sides' dice are set nobody's throwing turn has begun (to_act names the
+            # side still to set its dice): a throw by either side is refused for the dice
+            raise RuleError("DICE_NOT_SET", "no throw before both sides have rolled their four dice")
         on_turn = state.sides[state.turn]
         if side is not on_turn:  # E4, E5
             raise RuleError(NOT_YOUR_TURN, f"it is side {on_turn.name}'s turn")
         thrower = side.players[side.next_player]
         if player is not None and player != thrower:
             raise RuleError(NOT_YOUR_TURN, f"it is {thrower}'s throw for side {side.name}")
-        if any(s.values is None for s in state.sides):  # E6
-            raise RuleError("DICE_NOT_SET", "no throw before both sides have rolled their four dice")
         if cup in COLOURS and side.cups[cup] == 0:  # E9
             raise RuleError("NO_CUPS_LEFT", f"side {side.name} has no {cup} cups left")
 

@@ -57,9 +57,9 @@ from companion.games.base import (
     NOT_YOUR_TURN,
     UNKNOWN_PLAYER,
     Engine,
+    Field,
     Option,
     RuleError,
-    expect,
     expect_list_of,
     fields,
     name_list,
@@ -164,7 +164,7 @@ class Exactly(Engine):
     }
     new_game_fields = fields(players=list)
     events = {
-        "start_roll": fields(faces=dict),
+        "start_roll": fields(faces=Field(dict, items=str)),
         "roll": fields(player=str, face=str),
         "move": fields(player=str, value=int, **{"from": str, "to": str}),
         "pass": fields(player=str),
@@ -204,8 +204,6 @@ class Exactly(Engine):
     def on_start_roll(self, state: State, event: Mapping[str, Any]) -> None:
         """X2: the highest face starts; a tie for the highest rolls again."""
         faces = event["faces"]
-        for name, face in faces.items():
-            expect(face, str, f"'faces.{name}'")
         for name in faces:
             self._player(state, name)
         for name, face in faces.items():

@@ -207,17 +207,17 @@ class Stack21(Engine):
     }
     new_game_fields = fields(players=list, teams=Field(list, required=False))
     events = {
-        "deal": fields(dealer=Field(str, False), hands=Field(dict, False), upcard=Field(str, False),
-                       stock=Field(list, False), seed=Field(int, False)),
+        "deal": fields(dealer=Field(str, False), hands=Field(dict, False, Field(list, items=str)),
+                       upcard=Field(str, False), stock=Field(list, False, str), seed=Field(int, False)),
         "draw": fields(player=str, card=Field(str, False), **{"from": Field(str, False)}),
         "keep": fields(player=str, stack=int),
         "give": fields(player=str, to=str, stack=int),
         "place": fields(player=str, stack=int),
         "take_upcard": fields(player=str, stack=int, card=Field(str, False)),
-        "combine": fields(player=str, stacks=list),
+        "combine": fields(player=str, stacks=Field(list, items=int)),
         "upcard": fields(card=str),
         "stock_empty": fields(),
-        "round_result": fields(stacks=dict, dealer=Field(str, False), stock_exhausted=Field(bool, False)),
+        "round_result": fields(stacks=Field(dict, items=Field(list, items=Field(list, items=str))), dealer=Field(str, False), stock_exhausted=Field(bool, False)),
     }
 
     # -- set-up (S1)
@@ -320,27 +320,28 @@ class Stack21(Engine):
         return rnd.upcard
 
     # -- deal (S3)
+    @staticmethod
+    def shape_deal(event: Mapping[str, Any]) -> None:
+        """Which fields a deal needs depends on how it deals (checked before any rule)."""
+        hands, seed = event.get("hands"), event.get("seed")
+        if hands is None and seed is None:
+            raise EventError("a 'deal' needs the 'hands' and 'upcard' (or a 'seed' for the virtual deck)")
+        if hands is not None and seed is not None:
+            raise EventError("a 'deal' gives either the 'hands' or a 'seed', not both")
+        if hands is not None and "upcard" not in event:
+            raise EventError("a 'deal' with 'hands' needs the 'upcard'")
+        if hands is None and ("upcard" in event or "stock" in event):
+            raise EventError("a 'deal' with a 'seed' names no cards: the virtual deck deals them")
+
     def on_deal(self, state: State, event: Mapping[str, Any]) -> None:
         dealer = event.get("dealer")
         if dealer is not None:
             self._player(state, dealer)
         hands = event.get("hands")
         seed = event.get("seed")
-        if hands is None and seed is None:
-            raise EventError("a 'deal' needs the 'hands' and 'upcard' (or a 'seed' for the virtual deck)")
-        if hands is not None and seed is not None:
-            raise EventError("a 'deal' gives either the 'hands' or a 'seed', not both")
         if hands is not None:
-            if "upcard" not in event:
-                raise EventError("a 'deal' with 'hands' needs the 'upcard'")
-            for name, hand in hands.items():
-                expect_list_of(hand, str, f"'hands.{name}'")
-            if "stock" in event:
-                expect_list_of(event["stock"], str, "'stock'")
             for name in hands:
                 self._player(state, name)
-        elif "upcard" in event or "stock" in event:
-            raise EventError("a 'deal' with a 'seed' names no cards: the virtual deck deals them")
         if hands is not None:
             for name in state.players:
                 if name not in hands:
@@ -537,7 +538,7 @@ class Stack21(Engine):
     def on_combine(self, state: State, event: Mapping[str, Any]) -> None:
         """S9: exactly two of your own active stacks; the first named keeps the cards."""
         player = self._player(state, event["player"])
-        ids = expect_list_of(event["stacks"], int, "'stacks'")
+        ids = event["stacks"]
         if len(ids) != 2:
             raise RuleError(BAD_VALUE, f"combine names exactly two stacks, not {len(ids)}")
         for i in ids:
@@ -648,10 +649,6 @@ class Stack21(Engine):
     def on_round_result(self, state: State, event: Mapping[str, Any]) -> None:
         """S13 from the final stacks alone."""
         given = event["stacks"]
-        for name, stacks in given.items():
-            expect_list_of(stacks, list, f"'stacks.{name}'")
-            for i, s in enumerate(stacks):
-                expect_list_of(s, str, f"'stacks.{name}[{i}]'")
         dealer = event.get("dealer")
         if dealer is not None:
             self._player(state, dealer)

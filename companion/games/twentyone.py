@@ -62,7 +62,6 @@ from companion.games.base import (
     Option,
     RuleError,
     expect,
-    expect_list_of,
     fields,
     unique_names,
 )
@@ -170,9 +169,7 @@ class State:
 
 
 def read_dice(dice: Mapping[str, Any]) -> dict[str, int]:
-    """All six dice, each 1–6 (BAD_VALUE otherwise)."""
-    for colour, value in dice.items():
-        expect(value, int, f"'dice.{colour}'")
+    """All six dice, each 1–6 (BAD_VALUE otherwise; their JSON types are checked with the event's)."""
     unknown = [c for c in dice if c not in COLOURS]
     if unknown:
         raise RuleError(BAD_VALUE, f"'{unknown[0]}' is not a die colour (white, black, red, blue, yellow, green)")
@@ -193,9 +190,9 @@ class TwentyOne(Engine):
     }
     new_game_fields = fields(players=list, sheets=Field(dict, required=False))
     events = {
-        "roll": fields(player=str, dice=dict),
-        "reroll": fields(player=str, dice=dict, kept=Field(list, required=False)),
-        "enter": fields(player=str, colors=list),
+        "roll": fields(player=str, dice=Field(dict, items=int)),
+        "reroll": fields(player=str, dice=Field(dict, items=int), kept=Field(list, required=False, items=str)),
+        "enter": fields(player=str, colors=Field(list, items=str)),
         "strike": fields(player=str),
     }
 
@@ -251,7 +248,7 @@ class TwentyOne(Engine):
         """T4: one re-roll before anyone acts; ones stay locked."""
         player = self._player(state, event["player"])
         dice = read_dice(event["dice"])
-        kept = expect_list_of(event.get("kept", []), str, "'kept'")
+        kept = event.get("kept", [])
         for colour in kept:
             if colour not in COLOURS:
                 raise RuleError(BAD_VALUE, f"'{colour}' is not a die colour")
@@ -289,7 +286,7 @@ class TwentyOne(Engine):
     def on_enter(self, state: State, event: Mapping[str, Any]) -> None:
         """T5, T6, T8: one or more dice into the current row."""
         player = self._player(state, event["player"])
-        colours = expect_list_of(event["colors"], str, "'colors'")
+        colours = event["colors"]
         for colour in colours:
             if colour not in COLOURS:
                 raise RuleError(BAD_VALUE, f"'{colour}' is not a die colour (white, black, red, blue, yellow, green)")

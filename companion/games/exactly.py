@@ -160,7 +160,7 @@ class Exactly(Engine):
         "cap_mode": Option("before", ("before", "after")),
         "simultaneous_exact": Option("both", ("both", "active_first")),
         "restart_with_5c": Option(False),
-        "target": Option(3, minimum=1, maximum=7),
+        "target": Option(3, minimum=1),
     }
     new_game_fields = fields(players=list)
     events = {
@@ -178,12 +178,10 @@ class Exactly(Engine):
         unique_names(players, "player")
         if CENTER in players:
             raise RuleError(BAD_VALUE, f"'{CENTER}' is the name of the centre stack, not a player's")
-        target = options["target"]
-        if len(players) * (target - 1) + 2 > TROPHIES:
-            raise RuleError(BAD_VALUE, f"{TROPHIES} trophies are not enough for {len(players)} players "
-                                       f"playing to {target}")
+        # X11 sets no upper bound: a long game can outlast the box's 15 trophies (a table then
+        # counts with anything), so trophies_left stops at 0 and the target is not refused
         return State(list(players), options["cap_mode"], options["simultaneous_exact"],
-                     options["restart_with_5c"], target, fresh_stacks(players, True),
+                     options["restart_with_5c"], options["target"], fresh_stacks(players, True),
                      dict.fromkeys(players, 0))
 
     # -- events
@@ -334,7 +332,7 @@ class Exactly(Engine):
                 "face": state.face,
                 "stacks": {name: {"total": total(stack), "tokens": {str(v): stack[v] for v in VALUES}}
                            for name, stack in state.stacks.items()},
-                "trophies_left": TROPHIES - sum(state.trophies.values()),
+                "trophies_left": max(0, TROPHIES - sum(state.trophies.values())),
                 "legal_moves": legal_moves(state),
                 "last": copy.deepcopy(state.last),
             },

@@ -70,7 +70,6 @@ def test_X1_each_player_starts_with_a_5c_from_the_centre(n):
     (["P1", "P1"], {}),
     (["P1", "center"], {}),
     (["P1", "P2"], {"target": 0}),
-    (["P1", "P2", "P3", "P4", "P5", "P6"], {"target": 4}),  # 6 x 3 + 2 trophies > 15
     (["P1", "P2"], {"cap_mode": "never"}),
     (["P1", "P2"], {"jackpot": True}),
 ])
@@ -78,6 +77,12 @@ def test_X1_bad_new_game_starts_nothing(players, options):
     with pytest.raises(RuleError) as err:
         start(players, **options)
     assert err.value.code == "BAD_VALUE"
+
+
+def test_X11_a_long_game_is_not_refused_for_the_box_s_15_trophies():
+    game = start([f"P{i}" for i in range(6)], target=5)
+    assert detail(game)["options"]["target"] == 5
+    assert detail(game)["trophies_left"] == 15
 
 
 def test_X1_players_of_the_wrong_json_type_are_malformed():

@@ -76,13 +76,13 @@ def test_twentyone_T1_T3_T4_T5_T7_played_on_the_controller(browser, server):
     assert board.locator('#board [data-reroll="no"]').count() == 1
     assert ctl.locator(".t21-reroll").count() == 0
 
-    # T6: Ann (sheet C, row 1: blue 6 green 5 white 4 yellow 3 red 2 black 1) may enter white,
-    # red and blue; white 4 would be exact.
+    # T6: Ann (sheet C, row 1: green 6 black 5 white 4 blue 3 yellow 2 red 1) may enter all but
+    # the yellow 5; white 4 would be exact.
     ann = ctl.locator('.t21-act[data-player="Ann"]')
     ann.wait_for()
     enabled = [c for c in ["white", "black", "red", "blue", "yellow", "green"]
                if ann.locator(f'button[data-colour="{c}"]').is_enabled()]
-    assert enabled == get_state(server.port)["detail"]["choices"]["Ann"]["enter"] == ["white", "red", "blue"]
+    assert enabled == get_state(server.port)["detail"]["choices"]["Ann"]["enter"] == ["white", "black", "red", "blue", "green"]
     assert "would-exact" in (ann.locator('button[data-colour="white"]').get_attribute("class") or "")
     ann.locator('button[data-colour="white"]').click()
     ann.locator('button[data-colour="red"]').click()
@@ -90,7 +90,7 @@ def test_twentyone_T1_T3_T4_T5_T7_played_on_the_controller(browser, server):
     ann_row = '#board [data-player="Ann"] tr[data-row="1"]'
     wait_text(board, ann_row + ' td[data-cell="3"]', "4")
     assert board.locator(ann_row + ' td[data-cell="3"].exact .x').inner_text() == "X"
-    assert board.locator(ann_row + ' td[data-cell="5"]').inner_text().startswith("1")
+    assert board.locator(ann_row + ' td[data-cell="6"]').inner_text().startswith("1")
     shoot(ctl, "twentyone-controller-enter.png")
 
     # T7: Bea strikes the leftmost empty cell of her row (sheet A: yellow 6).

@@ -9,7 +9,9 @@ is then that game's).
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -18,12 +20,37 @@ from companion.games.base import EventError, Game, RuleError
 
 
 class LogError(Exception):
-    """A log that cannot be replayed: ``line N: reason``. Exit status 2."""
+    """A log that cannot be replayed: ``line N: reason`` (just the reason when no line is to
+    blame, as for an empty log). Exit status 2."""
 
-    def __init__(self, line: int, reason: str):
-        super().__init__(f"line {line}: {reason}")
+    def __init__(self, line: int | None, reason: str):
+        super().__init__(reason if line is None else f"line {line}: {reason}")
         self.line = line
         self.reason = reason
+
+
+# A JSON escape of a UTF-16 surrogate (\ud800-\udfff). A pair of them is one character (an emoji);
+# a lone one decodes to no character at all, and the log is UTF-8 text (EVENTS.md).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(event: Any) -> str | None:
+    """The first string (key or value) in a decoded event that is not Unicode text, else None.
+    (A loop, not recursion: the event may be nested as deep as the JSON reader allows.)"""
+    todo = [event]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return value
+        elif isinstance(value, dict):
+            todo.extend(value.keys())
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return None
 
 
 def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -38,8 +65,17 @@ def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
         except json.JSONDecodeError as err:
             hint = " (truncated line?)" if not text.endswith("\n") else ""
             raise LogError(number, f"not valid JSON: {err.msg} at column {err.colno}{hint}") from None
+        except RecursionError:
+            raise LogError(number, "not a game event: arrays or objects nested too deeply to read") from None
+        except ValueError:  # an integer of more digits than Python converts (4300)
+            raise LogError(number, "not a game event: a number of thousands of digits") from None
         if not isinstance(event, dict):
             raise LogError(number, "an event must be a JSON object")
+        if _SURROGATE_ESCAPE.search(text):
+            bad = _lone_surrogate(event)
+            if bad is not None:
+                raise LogError(number, f"not valid UTF-8 text: the string {ascii(bad)} holds a lone surrogate "
+                                       "escape (half of a character)") from None
         yield number, event
 
 
@@ -64,7 +100,7 @@ def replay(numbered_events: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, A
                 raise LogError(number, f"{err.code}: {err.message} (the game does not start)") from None
             rejected.append({"line": number, "code": err.code, "message": err.message})
     if game is None:
-        raise LogError(0, "the log holds no events")
+        raise LogError(None, "the log holds no events (it is empty or only blank lines)")
     view = game.view()
     detail = view.pop("detail")
     return {**view, "rejected": rejected, "detail": detail}
@@ -77,8 +113,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.log == "-":
-            result = replay(read_jsonl(sys.stdin))
+        if args.log == "-":  # bytes decoded strictly, as for a file, whatever the locale says
+            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="")
+            result = replay(read_jsonl(stdin))
         else:
             with open(args.log, encoding="utf-8", newline="") as f:
                 result = replay(read_jsonl(f))

@@ -4,6 +4,7 @@ traceback (spec/EVENTS.md "Log files and replay")."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,50 @@ def test_a_log_saved_with_a_byte_order_mark_replays(tmp_path):
     out = run(tmp_path, b"\xef\xbb\xbf" + lines(NEW, DICE_A, DICE_B, {"type": "throw", "side": "A", "cup": "red"}).encode())
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["scores"]["A"] == 4
+
+
+def test_an_array_nested_a_hundred_thousand_deep_is_refused_naming_its_line(tmp_path):
+    """A corrupt line of '[' characters once overflowed the JSON reader's stack (a traceback)."""
+    assert_error(run(tmp_path, lines(NEW, "[" * 100_000)), 2, "nested too deeply")
+
+
+def test_a_number_of_five_thousand_digits_is_refused_naming_its_line(tmp_path):
+    """Python refuses to convert integers over 4300 digits; that was a traceback, exit 1."""
+    dice = json.dumps(DICE_A).replace('"blue": 3', '"blue": ' + "7" * 5000)
+    assert_error(run(tmp_path, lines(NEW, dice)), 2, "digits")
+
+
+def test_a_lone_surrogate_escape_is_not_utf8_text_and_is_refused(tmp_path):
+    r"""'\ud800' escapes half of a UTF-16 pair: no character, so no UTF-8 text either. The game
+    replayed and then printing it failed (a traceback, exit 1)."""
+    new = '{"type": "new_game", "game": "exact21", "sides": [{"name": "\\ud800"}, {"name": "B"}]}'
+    assert_error(run(tmp_path, lines(new, DICE_A)), 1, "UTF-8", "surrogate")
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", "-"], input=lines(new).encode(),
+                         capture_output=True, timeout=60)
+    assert out.returncode == 2 and out.stdout == b""
+    assert out.stderr.decode().startswith("line 1: ") and b"Traceback" not in out.stderr
+
+
+def test_an_escaped_surrogate_pair_is_one_character_and_replays(tmp_path):
+    new = '{"type": "new_game", "game": "exact21", "sides": [{"name": "\\ud83c\\udfb2"}, {"name": "B"}]}'
+    out = run(tmp_path, lines(new))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["players"] == ["\U0001f3b2", "B"]
+
+
+def test_stdin_that_is_not_utf8_is_refused_whatever_the_locale(tmp_path):
+    """Under the C locale Python reads stdin with 'surrogateescape': a Latin-1 byte became a lone
+    surrogate, the game replayed, and printing it failed."""
+    text = lines(NEW).replace('"A"', '"\xe9"', 1).encode("latin-1")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", "-"], input=text, env=env,
+                         capture_output=True, timeout=60)
+    assert out.returncode == 2 and out.stdout == b"" and b"Traceback" not in out.stderr
+    assert b"not UTF-8" in out.stderr
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"])
+def test_an_empty_log_says_so_without_naming_a_line_0(tmp_path, text):
+    out = run(tmp_path, text)
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    assert "holds no events" in out.stderr and "line 0" not in out.stderr

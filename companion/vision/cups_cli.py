@@ -1,7 +1,8 @@
 """``companion cups IMAGE... --json [--calibration FILE]``: read a 21 Exact table's cups from
 photos, one JSON line per image (EVENTS.md, "Reading cups from an image"). Without
 ``--calibration`` each image calibrates itself from its four table markers and the default layout.
-An image that cannot be read gives an ``error`` object and the command goes on."""
+An image that cannot be read gives an ``error`` object and the command goes on; exit status 1 if
+any image failed, else 0."""
 
 from __future__ import annotations
 
@@ -9,23 +10,24 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import cv2
 
 from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.cups import CupReader
+from companion.vision.images import ImageError, error_line, load_image
 from companion.vision.layout import CUPS
+
+MIN_SIDE = 32  # the least calibrate() looks at
 
 
 def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
-    if not Path(path).is_file():  # the same codes as `companion dice`
-        return {"image": path, "error": {"code": "NOT_FOUND", "message": f"no such file: {path}"}}
-    frame = cv2.imread(path, cv2.IMREAD_COLOR)
-    if frame is None:
-        return {"image": path, "error": {"code": "NOT_AN_IMAGE", "message": f"{path} is not an image OpenCV can read"}}
+    try:
+        frame = load_image(path, MIN_SIDE)  # the same codes as `companion dice`
+    except ImageError as err:
+        return error_line(path, err.code, err.message)
     try:
         if cal is None:
             cal = calibrate(frame)
@@ -36,7 +38,9 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
             markers = sum(1 for d in seen.values() if d is not None)
         reading = CupReader(cal).read(frame)
     except CalibrationError as err:
-        return {"image": path, "error": {"code": err.code, "message": err.message}}
+        return error_line(path, err.code, err.message)
+    except (cv2.error, MemoryError) as err:  # never lose the rest of the batch to one image
+        return error_line(path, "READ_FAILED", f"{path} could not be read: {type(err).__name__}")
     counts = reading.counts()
     sides = {side: {cup: counts[side][cup] for cup in CUPS} for side in ("A", "B")}
     return {

@@ -1,14 +1,15 @@
 """``companion dice IMAGE... [--json]``: read the dice in each image (EVENTS.md, "Reading dice
 from an image"). One JSON line per image; an image that cannot be read gives a line with an
-``error`` object and the command goes on. Exit status 1 if any image failed, else 0. On a photo
-of the whole table, the printed calibration markers are not reported as dice."""
+``error`` object (codes in :mod:`companion.vision.images`) and the command goes on. Exit status 1
+if any image failed, else 0. On a photo of the whole table, the printed calibration markers are not
+reported as dice."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -16,6 +17,24 @@ import numpy as np
 from companion.vision.calibrate import marker_outlines
 from companion.vision.colour import ColourFileError, load_profiles
 from companion.vision.dice import DiceReader, Die
+from companion.vision.images import ImageError, error_line, load_image
+
+MIN_SIDE = 16  # the least the reader takes (DiceReader.read)
+SCALE_RANGE = (0.05, 2.0)  # 2 suits dice of 6-12 px, 0.05 dice of 250-500 px
+
+
+def finder_scale(text: str) -> float:
+    """--scale: a number in SCALE_RANGE (nan, inf or 100 made the finder allocate tens of GiB or
+    fail; 0 or less found nothing and said nothing)."""
+    try:
+        scale = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    low, high = SCALE_RANGE
+    if not math.isfinite(scale) or not low <= scale <= high:
+        raise argparse.ArgumentTypeError(f"{text} is not a scale from {low:g} to {high:g} "
+                                         "(0.5 suits dice of 25-50 px)")
+    return scale
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,13 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="colour profiles (default: <data dir>/colours.json, else models/dice-colours.json; "
                              "'none' names no colours)")
     parser.add_argument("--data-dir", default="data", help="where `calibrate colours` stored its profiles")
-    parser.add_argument("--scale", type=float, default=0.5,
+    parser.add_argument("--scale", type=finder_scale, default=0.5,
                         help="frame scale the finder starts at (0.5 suits dice of 25-50 px); when the dice it sees are "
                              "much larger or smaller, it looks again at the scale that suits them")
-
-
-def error_line(image: str, code: str, message: str) -> dict:
-    return {"image": image, "error": {"code": code, "message": message}}
 
 
 def off_markers(frame: np.ndarray, dice: list[Die]) -> list[Die]:
@@ -43,13 +58,15 @@ def off_markers(frame: np.ndarray, dice: list[Die]) -> list[Die]:
 
 
 def read_one(reader: DiceReader, path: str) -> dict:
-    if not Path(path).is_file():
-        return error_line(path, "NOT_FOUND", f"no such file: {path}")
-    frame = cv2.imread(path, cv2.IMREAD_COLOR)
-    if frame is None:
-        return error_line(path, "NOT_AN_IMAGE", f"{path} is not an image OpenCV can read")
+    try:
+        frame = load_image(path, MIN_SIDE)
+    except ImageError as err:
+        return error_line(path, err.code, err.message)
     t0 = time.perf_counter()
-    dice = off_markers(frame, reader.read(frame))
+    try:
+        dice = off_markers(frame, reader.read(frame))
+    except (cv2.error, MemoryError) as err:  # never lose the rest of the batch to one image
+        return error_line(path, "READ_FAILED", f"{path} could not be read: {type(err).__name__}")
     ms = (time.perf_counter() - t0) * 1000
     return {"image": path, "dice": [d.to_json() for d in dice], "ms": round(ms, 1)}
 

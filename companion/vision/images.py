@@ -1,0 +1,54 @@
+"""Image files for the commands that read photos (``companion dice``, ``companion cups``): open
+one, or say in words why it cannot be read, so that one bad image in a batch gives its own error
+line (EVENTS.md: ``{"image": …, "error": {"code", "message"}}``) and the command goes on.
+
+Codes: ``NOT_FOUND`` (no such file), ``NOT_A_FILE`` (a directory, say), ``NOT_READABLE``
+(permissions), ``NOT_AN_IMAGE`` (empty, or nothing OpenCV can decode), ``TOO_SMALL`` (fewer pixels
+on a side than the reader needs).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+
+class ImageError(Exception):
+    """An image that cannot be read: ``code`` and a sentence naming the file."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def error_line(image: str, code: str, message: str) -> dict:
+    """The output line of an image that could not be read (EVENTS.md)."""
+    return {"image": image, "error": {"code": code, "message": message}}
+
+
+def load_image(path: str, min_side: int) -> np.ndarray:
+    """The image at ``path`` as a BGR uint8 frame of at least ``min_side`` pixels each way."""
+    p = Path(path)
+    if not p.exists():
+        raise ImageError("NOT_FOUND", f"no such file: {path}")
+    if p.is_dir():
+        raise ImageError("NOT_A_FILE", f"{path} is a directory, not an image")
+    if not p.is_file():
+        raise ImageError("NOT_A_FILE", f"{path} is not a regular file")
+    if not os.access(p, os.R_OK):
+        raise ImageError("NOT_READABLE", f"{path} cannot be read (permission denied)")
+    if p.stat().st_size == 0:
+        raise ImageError("NOT_AN_IMAGE", f"{path} is empty")
+    frame = cv2.imread(path, cv2.IMREAD_COLOR)
+    if frame is None:
+        raise ImageError("NOT_AN_IMAGE", f"{path} is not an image OpenCV can read")
+    h, w = frame.shape[:2]
+    if min(h, w) < min_side:
+        raise ImageError("TOO_SMALL", f"{path} is {w}×{h} pixels, too small to read "
+                                      f"(at least {min_side} on each side)")
+    return frame
+

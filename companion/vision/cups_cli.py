@@ -2,7 +2,10 @@
 photos, one JSON line per image (EVENTS.md, "Reading cups from an image"). Without
 ``--calibration`` each image calibrates itself from its four table markers and the default layout.
 An image that cannot be read gives an ``error`` object and the command goes on; exit status 1 if
-any image failed, else 0."""
+any image failed, else 0. Codes beyond :mod:`companion.vision.images`' and the calibration's
+(``MARKERS_NOT_FOUND``, ``BAD_MARKERS``): ``WRONG_SIZE`` (a frame of another shape than the
+calibration's), ``CAMERA_MOVED`` (the markers are not where the calibration saw them), and
+``NOT_COLOUR`` (a greyscale photo: cups are told apart by colour alone)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import cv2
 
 from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.cups import CupReader
-from companion.vision.images import ImageError, error_line, load_image
+from companion.vision.images import ImageError, error_line, has_colour, load_image
 from companion.vision.layout import CUPS
 
 MIN_SIDE = 32  # the least calibrate() looks at
@@ -33,9 +36,26 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
             cal = calibrate(frame)
             markers = 4
         else:
-            cal = cal.scaled(frame.shape[1], frame.shape[0])
+            try:
+                cal = cal.scaled(frame.shape[1], frame.shape[0])
+            except CalibrationError:
+                w0, h0 = cal.image_size
+                return error_line(path, "WRONG_SIZE", f"{path} is {frame.shape[1]}×{frame.shape[0]} pixels; the "
+                                  f"calibration is for {w0}×{h0} frames (or that shape at another size): "
+                                  "take the photo with the calibrated camera, or calibrate again")
             seen = cal.check_markers(frame)
             markers = sum(1 for d in seen.values() if d is not None)
+            moved = cal.moved_message(seen)  # as the live watch checks each frame
+            if moved is not None:
+                if markers == 0:
+                    blank = " (the image is blank)" if int(frame.max()) - int(frame.min()) < 16 else ""
+                    return error_line(path, "MARKERS_NOT_FOUND", f"no table marker seen where the calibration "
+                                      f"expects them{blank}: {moved}")
+                code = "CAMERA_MOVED" if moved.startswith("camera moved:") else "MARKERS_NOT_FOUND"
+                return error_line(path, code, moved)
+        if not has_colour(frame):
+            return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "
+                                                  "the cups are told apart by their colour")
         reading = CupReader(cal).read(frame)
     except CalibrationError as err:
         return error_line(path, err.code, err.message)

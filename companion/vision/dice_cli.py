@@ -2,7 +2,8 @@
 from an image"). One JSON line per image; an image that cannot be read gives a line with an
 ``error`` object (codes in :mod:`companion.vision.images`) and the command goes on. Exit status 1
 if any image failed, else 0. On a photo of the whole table, the printed calibration markers are not
-reported as dice."""
+reported as dice. A greyscale photo cannot tell colours: its dice are ``"unknown"`` and the line
+carries a ``notice`` saying why (an optional field, an extension of EVENTS.md)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ import argparse
 import json
 import math
 import time
+from dataclasses import replace
 
 import cv2
 import numpy as np
 
 from companion.vision.calibrate import marker_outlines
-from companion.vision.colour import ColourFileError, load_profiles
+from companion.vision.colour import UNKNOWN, ColourFileError, load_profiles
 from companion.vision.dice import DiceReader, Die
-from companion.vision.images import ImageError, error_line, load_image
+from companion.vision.images import ImageError, error_line, has_colour, load_image
 
 MIN_SIDE = 16  # the least the reader takes (DiceReader.read)
 SCALE_RANGE = (0.05, 2.0)  # 2 suits dice of 6-12 px, 0.05 dice of 250-500 px
@@ -67,8 +69,14 @@ def read_one(reader: DiceReader, path: str) -> dict:
         dice = off_markers(frame, reader.read(frame))
     except (cv2.error, MemoryError) as err:  # never lose the rest of the batch to one image
         return error_line(path, "READ_FAILED", f"{path} could not be read: {type(err).__name__}")
+    notice = None
+    if not has_colour(frame):
+        dice = [replace(d, color=UNKNOWN) for d in dice]
+        notice = {"code": "NOT_COLOUR", "message": f"{path} holds no colour (a greyscale photo?): "
+                                                   "the dice's colours are unknown"}
     ms = (time.perf_counter() - t0) * 1000
-    return {"image": path, "dice": [d.to_json() for d in dice], "ms": round(ms, 1)}
+    line = {"image": path, "dice": [d.to_json() for d in dice], "ms": round(ms, 1)}
+    return line if notice is None else {**line, "notice": notice}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,5 +97,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             dice = ", ".join(f"{d['value']} {d['color']} at ({d['center'][0]:.0f}, {d['center'][1]:.0f})"
                              for d in line["dice"]) or "no dice"
-            print(f"{path}: {len(line['dice'])} dice: {dice} [{line['ms']} ms]", flush=True)
+            notice = f" ({line['notice']['message']})" if "notice" in line else ""
+            print(f"{path}: {len(line['dice'])} dice: {dice} [{line['ms']} ms]{notice}", flush=True)
     return 1 if failed else 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,24 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+# Keys whose values have a range as well as a type: (lowest, highest or None, what it is).
+RANGES: dict[str, tuple[int, int | None, str]] = {
+    "server.port": (1, 65535, "a TCP port"),       # 99999 listened on 34463 (99999 mod 65536)
+    "server.threads": (1, None, "a number of server threads"),
+}
+
+
 class ConfigError(ValueError):
     pass
+
+
+def check_range(name: str, value: int) -> str | None:
+    """Why ``value`` is out of range for the key ``name`` (``server.port``…): "must be …"; or None."""
+    low, high, what = RANGES[name]
+    if value < low or (high is not None and value > high):
+        return (f"must be {what} from {low} to {high}, not {value}" if high is not None
+                else f"must be {what}, {low} or more, not {value}")
+    return None
 
 
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -61,12 +78,33 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
             raise ConfigError(f"cannot read {path}: {err.strerror}") from None
         except tomllib.TOMLDecodeError as err:
             raise ConfigError(f"{path}: {err}") from None
+        except UnicodeDecodeError as err:  # TOML is UTF-8; Notepad may save UTF-16
+            utf16 = " (it looks like UTF-16: save it as UTF-8)" if err.object[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+            raise ConfigError(f"{path}: not UTF-8 text, as TOML must be{utf16}: "
+                              f"{err.reason} at byte {err.start}") from None
         _merge(config, data, str(path))
     if overrides:
         _merge(config, overrides, "overrides")
     if not config["server"]["pin"]:
         config["server"]["pin"] = os.environ.get("COMPANION_PIN", "")
     return config
+
+
+def option(name: str) -> Callable[[str], int]:
+    """An argparse ``type`` for a command-line option that sets the key ``name`` (``--port``)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        why = check_range(name, value)
+        if why is not None:
+            raise argparse.ArgumentTypeError(why)
+        return value
+
+    return parse
 
 
 def _merge(into: dict[str, Any], data: dict[str, Any], where: str, prefix: str = "") -> None:
@@ -84,6 +122,8 @@ def _merge(into: dict[str, Any], data: dict[str, Any], where: str, prefix: str =
                 value = float(value)
             if not isinstance(value, want) or (want is int and isinstance(value, bool)):
                 raise ConfigError(f"{where}: '{name}' must be {want.__name__}")
+            if name in RANGES and (why := check_range(name, value)) is not None:
+                raise ConfigError(f"{where}: '{name}' {why}")
             into[key] = value
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 
 from companion import live
+from companion.config import option
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--port", type=option("server.port"), default=8000, help="port (default 8000)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address (default 127.0.0.1; 0.0.0.0 lets phones on the Wi-Fi join)")
     parser.add_argument("--data-dir", default="data/demo", help="where the demo's event log lives (default data/demo)")
@@ -22,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which scripted game to play (default 10: a 56-second game)")
     parser.add_argument("--speed", type=float, default=1.0, help="play faster (2 = twice as fast)")
     parser.add_argument("--config", help="a companion.toml to start from")
-    parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=option("server.threads"), help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,8 @@ from typing import Any
 
 from flask import Flask
 
+from companion.config import option
+
 log = logging.getLogger(__name__)
 
 # Streams hold their thread; waitress answers other requests with the rest.
@@ -25,10 +27,10 @@ MIN_THREADS = 8
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", help="address to listen on (default from config: 0.0.0.0, every phone on the Wi-Fi)")
-    parser.add_argument("--port", type=int, help="port (default from config: 8000)")
+    parser.add_argument("--port", type=option("server.port"), help="port (default from config: 8000)")
     parser.add_argument("--data-dir", help="where table.sqlite lives (default from config: ./data)")
     parser.add_argument("--config", help="companion.toml (default: ./companion.toml if present)")
-    parser.add_argument("--threads", type=int, help="server threads, one per open scoreboard (default from config: 128)")
+    parser.add_argument("--threads", type=option("server.threads"), help="server threads, one per open scoreboard (default from config: 128)")
 
 
 def lan_address() -> str | None:

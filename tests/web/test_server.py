@@ -12,6 +12,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -90,3 +92,37 @@ def test_serve_on_a_taken_port_says_why(tmp_path):
                            timeout=30)
     assert r.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "companion", "serve", "--host", "127.0.0.1",
+                           "--data-dir", str(tmp_path / "d"), *args],
+                          capture_output=True, text=True, env=env(), cwd=tmp_path, timeout=30)
+
+
+def test_serve_with_a_config_saved_as_utf16_says_to_save_it_as_utf8(tmp_path):
+    """Windows Notepad may save companion.toml as UTF-16: that was a UnicodeDecodeError traceback."""
+    (tmp_path / "c.toml").write_text('[server]\npin = "4321"\n', encoding="utf-16")
+    r = serve(tmp_path, "--config", str(tmp_path / "c.toml"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "c.toml" in r.stderr and "UTF-8" in r.stderr and "UTF-16" in r.stderr
+
+
+@pytest.mark.parametrize("option, value, words", [
+    ("--port", "99999", "1 to 65535"),      # listened on 34463 (99999 mod 65536)
+    ("--port", "0", "1 to 65535"),
+    ("--threads", "0", "1 or more"),        # accepted silently
+    ("--threads", "-1", "1 or more"),
+])
+def test_serve_refuses_a_port_or_thread_count_out_of_range(tmp_path, option, value, words):
+    r = serve(tmp_path, option, value)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert option in r.stderr and words in r.stderr and not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("line, words", [("port = 99999", "'server.port' must be a TCP port from 1 to 65535"),
+                                         ("threads = 0", "'server.threads' must be a number of server threads")])
+def test_serve_refuses_a_config_port_or_thread_count_out_of_range(tmp_path, line, words):
+    (tmp_path / "c.toml").write_text(f"[server]\n{line}\n")
+    r = serve(tmp_path, "--config", str(tmp_path / "c.toml"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and words in r.stderr

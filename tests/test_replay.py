@@ -160,3 +160,12 @@ def test_an_empty_log_says_so_without_naming_a_line_0(tmp_path, text):
     out = run(tmp_path, text)
     assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
     assert "holds no events" in out.stderr and "line 0" not in out.stderr
+
+
+@pytest.mark.parametrize("sides, message", [
+    ([{"name": ""}, {"name": "B"}], "a side's name may not be empty"),          # was "a player of side  name …"
+    ([{"name": "A", "players": ["Ann", " "]}, {"name": "B"}], "side A: a player's name may not be empty"),
+    ([{"name": "A", "players": ["Ann", "Ann"]}, {"name": "B"}], "side A: two players are called 'Ann'"),
+])
+def test_a_side_or_player_without_a_proper_name_is_refused_in_plain_words(tmp_path, sides, message):
+    assert_error(run(tmp_path, lines({**NEW, "sides": sides})), 1, "BAD_VALUE", message)

@@ -187,15 +187,16 @@ def read_options(event: Mapping[str, Any], spec: Mapping[str, Option]) -> dict[s
     return out
 
 
-def unique_names(names: Iterable[str], what: str) -> list[str]:
+def unique_names(names: Iterable[str], what: str, where: str = "") -> list[str]:
+    """The names, none empty and no two alike; ``where`` ("side A: ") starts the messages."""
     names = list(names)
     for n in names:
         if not n.strip():
-            raise RuleError(BAD_VALUE, f"a {what} name may not be empty")
+            raise RuleError(BAD_VALUE, f"{where}a {what}'s name may not be empty")
     seen: set[str] = set()
     for n in names:
         if n in seen:
-            raise RuleError(BAD_VALUE, f"two {what}s are called '{n}'")
+            raise RuleError(BAD_VALUE, f"{where}two {what}s are called '{n}'")
         seen.add(n)
     return names
 

@@ -151,13 +151,15 @@ class Exact21(Engine):
         for i, s in enumerate(sides_in):
             expect(s, dict, f"'sides[{i}]'")
             name = expect(s.get("name"), str, f"'sides[{i}].name'")
+            if not name.strip():  # before its players, who are named like it by default
+                raise RuleError(BAD_VALUE, "a side's name may not be empty")
             players = s.get("players")
             if players is None:
                 players = [name]
             expect_list_of(players, str, f"'sides[{i}].players'")
             if not players:
                 raise RuleError(BAD_VALUE, f"side {name} needs at least one player")
-            unique_names(players, f"player of side {name}")
+            unique_names(players, "player", f"side {name}: ")
             sides.append(Side(name, list(players)))
         unique_names([s.name for s in sides], "side")
         return State(sides, options["silver_rule"])

@@ -408,7 +408,9 @@ def config_from_args(args: Any, extra: dict[str, Any] | None = None) -> dict[str
 
 
 def run(args: Any, extra: dict[str, Any] | None = None) -> int:
+    import sqlite3
     import sys
+    from pathlib import Path
 
     from companion.camera import CameraError
     from companion.config import ConfigError
@@ -420,11 +422,23 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         print(f"companion: {err}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    data_dir = Path(config["data"]["dir"])
+    if data_dir.exists() and not data_dir.is_dir():
+        print(f"companion: the data directory {data_dir} is a file, not a directory "
+              "(--data-dir or [data] dir in companion.toml)", file=sys.stderr)
+        return 2
     try:
         service = Service(config)
     except CameraError as err:
         print(f"companion: camera: {err}", file=sys.stderr)
         return 2
+    except (OSError, sqlite3.Error) as err:
+        reason = getattr(err, "strerror", None) or str(err)
+        print(f"companion: cannot use the data directory {data_dir} ({data_dir / 'table.sqlite'}): {reason}",
+              file=sys.stderr)
+        return 2
+    for notice in service.table.notices:
+        print(f"companion: WARNING: {notice}", file=sys.stderr, flush=True)
     service.start()
     if service.rendered is not None:
         print(f"demo: a rendered 21 Exact game plays itself (about {service.rendered.duration:.0f} s); "

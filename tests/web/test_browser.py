@@ -193,3 +193,59 @@ def test_generic_controller_plays_any_game_from_its_legal_actions(browser, serve
     ctl.click('.actions button:has-text("cup yellow")')
     ctl.wait_for_function("document.querySelector('#mini [data-score=\"A\"]').textContent === '5'", timeout=3000)
     assert errors == []
+
+
+def get_state(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as r:
+        return json.load(r)
+
+
+def double_tap(page, selector: str) -> None:
+    """Two taps before the first one's answer is back (both in one task of the page)."""
+    page.evaluate("(s) => { const b = document.querySelector(s); b.click(); b.click(); }", selector)
+
+
+def test_a_double_tap_on_a_cup_or_on_undo_counts_once(browser, server):
+    """The page sends the rev of the state it shows; the second tap of a double tap was made on
+    a state the table has left, so it is refused with a sentence, not applied twice."""
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    post(server.port, "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    post(server.port, "/api/events", {"type": "dice", "side": "B", "values": {"blue": 1, "red": 2, "green": 6, "yellow": 4}})
+    errors: list[str] = []
+    ctl = phone(browser, server.url + f"/controller#pin={PIN}", errors)
+    ctl.wait_for_selector('button[data-cup="yellow"]')
+    double_tap(ctl, 'button[data-cup="yellow"]')
+    ctl.wait_for_selector("#toast:not([hidden])")
+    ctl.wait_for_function("document.querySelector('#mini [data-score=\"A\"]').textContent === '5'", timeout=3000)
+    assert "nothing was done" in ctl.inner_text("#toast")
+    state = get_state(server.port)
+    assert state["seq"] == 4 and state["scores"]["A"] == 5
+    post(server.port, "/api/events", {"type": "throw", "side": "B", "cup": "miss"})
+    ctl.wait_for_function(f"document.body.dataset.version === '{get_state(server.port)['version']}'", timeout=3000)
+    double_tap(ctl, "#undo")
+    ctl.wait_for_function("document.querySelector('#toast').textContent.includes('nothing was done')", timeout=3000)
+    assert get_state(server.port)["seq"] == 4, "one undo, not two"
+    assert errors == []
+
+
+def test_setup_asks_before_leaving_an_unfinished_game(browser, server):
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    post(server.port, "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    errors: list[str] = []
+    setup = phone(browser, server.url + f"/controller#pin={PIN}", errors)
+    setup.wait_for_selector(".conn[data-state=on]")
+    setup.goto(server.url + "/setup")
+    setup.select_option("#game", "exact21")
+    asked: list[str] = []
+    setup.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    setup.click("button[type=submit]")
+    setup.wait_for_selector("#toast:not([hidden])")
+    assert asked and "not finished" in asked[0]
+    assert get_state(server.port)["game_id"] == 1 and get_state(server.port)["seq"] == 2
+    setup.once("dialog", lambda d: d.accept())
+    setup.click("button[type=submit]")
+    setup.wait_for_url("**/controller")
+    state = get_state(server.port)
+    assert state["game_id"] == 2 and state["seq"] == 1
+    assert errors == []
+

@@ -12,6 +12,7 @@ Errors are always ``{"code": ..., "message": ...}`` with a 4xx status:
   in a state that allows it (``GAME_OVER``, ``NOT_YOUR_TURN``, ``NO_GAME``, ``NOTHING_TO_UNDO``...);
 - 409 ``STALE``: the change was made on a state the table has left (see below);
 - 409 ``GAME_IN_PROGRESS``: a new game while the current one is unfinished, without ``?replace=1``;
+- 503 ``TOO_MANY_STREAMS`` (with ``Retry-After``): every stream slot is taken (``GET /api/stream``).
 
 Changes made on what a phone saw: the state carries ``rev`` (an opaque string, new after every
 stored event, undo or new game). ``POST /api/events``, ``/api/undo`` and ``/api/games`` take it
@@ -219,12 +220,25 @@ def state() -> Response:
     return jsonify(ctx().table.state())
 
 
+STREAM_RETRY_SECONDS = 5
+
+
 @api.get("/stream")
 def stream() -> Response:
-    disconnected = request.environ.get("waitress.client_disconnected")
-    gen = ctx().hub.stream(disconnected)
-    return Response(stream_with_context(gen), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    hub, address = ctx().hub, client_address()
+    refused = hub.admit(address, exempt=is_loopback(address))
+    if refused:
+        raise ApiError(503, "TOO_MANY_STREAMS", refused, {"Retry-After": str(STREAM_RETRY_SECONDS)})
+    try:
+        disconnected = request.environ.get("waitress.client_disconnected")
+        gen = hub.stream(disconnected)
+        response = Response(stream_with_context(gen), mimetype="text/event-stream",
+                            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    except BaseException:
+        hub.release(address)
+        raise
+    response.call_on_close(lambda: hub.release(address))  # the server closes every answer it sent
+    return response
 
 
 @api.get("/pending")
@@ -275,7 +289,7 @@ def scores(game_id: int) -> Response:
 def health() -> Response:
     c = ctx()
     camera = c.live.health() if c.live is not None else {"configured": False, "message": "no camera configured"}
-    return jsonify(camera=camera, streams=c.hub.clients, game_id=c.table.game_id,
+    return jsonify(camera=camera, streams=c.hub.clients, max_streams=c.hub.max_streams, game_id=c.table.game_id,
                    version=c.table.version, pin_source=c.pin_source, notices=c.table.notices)
 
 

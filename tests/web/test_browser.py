@@ -249,3 +249,22 @@ def test_setup_asks_before_leaving_an_unfinished_game(browser, server):
     assert state["game_id"] == 2 and state["seq"] == 1
     assert errors == []
 
+
+def test_a_page_whose_stream_was_refused_connects_when_a_slot_frees(browser, server):
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    hub = server.app.extensions["companion"].hub
+    taken = 0
+    while hub.admit("127.0.0.1", exempt=True) is None:  # every slot held, as by other phones
+        taken += 1
+    errors: list[str] = []
+    board = phone(browser, server.url + "/", errors)
+    board.wait_for_timeout(800)
+    assert board.locator(".conn").get_attribute("data-state") != "on"
+    for _ in range(taken):
+        hub.release("127.0.0.1")
+    board.wait_for_selector(".conn[data-state=on]", timeout=10000)
+    board.wait_for_selector('#board [data-side="A"]')
+    post(server.port, "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    version = get_state(server.port)["version"]
+    board.wait_for_function(f"document.body.dataset.version === '{version}'", timeout=3000)
+    assert [e for e in errors if "503" not in e] == []

@@ -104,11 +104,17 @@
       document.body.dataset.version = String(state.version);
       onState(state);
     };
+    // A refused stream (503: every stream slot taken) closes the EventSource for good, so the
+    // page opens a new one a few seconds later; other errors EventSource retries by itself.
     function open() {
       const source = new EventSource("/api/stream");
       source.addEventListener("state", (e) => C.render(JSON.parse(e.data)));
       source.onopen = () => { if (conn) conn.dataset.state = "on"; };
-      source.onerror = () => { if (conn) conn.dataset.state = "off"; };
+      source.onerror = () => {
+        if (conn) conn.dataset.state = "off";
+        if (source.readyState === EventSource.CLOSED && C.source === source)
+          setTimeout(open, (C.streamRetryMs || 3000) * (1 + Math.random()));
+      };
       C.source = source;
     }
     open();

@@ -314,6 +314,7 @@ class Service:
         from companion.web.app import create_app
 
         self.config = config
+        self._demo_lock = threading.Lock()  # one "new demo game" at a time
         self.table = table or Table(data_path(config, "table.sqlite"))
         self.panel = make_panel(config, pin_factory=pin_factory)
         self.confirmer = Confirmer(self.table, self.panel, config["confirm"]["auto_seconds"])
@@ -360,7 +361,13 @@ class Service:
         self.live.start()
 
     def new_demo(self) -> dict[str, Any]:
-        """A new rendered game from the next seed (the demo's "new game")."""
+        """A new rendered game from the next seed (the demo's "new game"). Calls are served one
+        at a time, and each stops the players of the game before, so two taps at once never
+        leave two sets of simulated players pressing the button."""
+        with self._demo_lock:
+            return self._new_demo()
+
+    def _new_demo(self) -> dict[str, Any]:
         from companion.vision.rendered_table import RenderedTable, new_game_event
 
         self.live.stop()

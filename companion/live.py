@@ -314,6 +314,7 @@ class Service:
         from companion.web.app import create_app
 
         self.config = config
+        self._demo_lock = threading.Lock()  # one "new demo game" at a time
         self.table = table or Table(data_path(config, "table.sqlite"))
         self.panel = make_panel(config, pin_factory=pin_factory)
         self.confirmer = Confirmer(self.table, self.panel, config["confirm"]["auto_seconds"])
@@ -360,7 +361,13 @@ class Service:
         self.live.start()
 
     def new_demo(self) -> dict[str, Any]:
-        """A new rendered game from the next seed (the demo's "new game")."""
+        """A new rendered game from the next seed (the demo's "new game"). Calls are served one
+        at a time, and each stops the players of the game before, so two taps at once never
+        leave two sets of simulated players pressing the button."""
+        with self._demo_lock:
+            return self._new_demo()
+
+    def _new_demo(self) -> dict[str, Any]:
         from companion.vision.rendered_table import RenderedTable, new_game_event
 
         self.live.stop()
@@ -408,7 +415,9 @@ def config_from_args(args: Any, extra: dict[str, Any] | None = None) -> dict[str
 
 
 def run(args: Any, extra: dict[str, Any] | None = None) -> int:
+    import sqlite3
     import sys
+    from pathlib import Path
 
     from companion.camera import CameraError
     from companion.config import ConfigError
@@ -420,11 +429,23 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         print(f"companion: {err}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    data_dir = Path(config["data"]["dir"])
+    if data_dir.exists() and not data_dir.is_dir():
+        print(f"companion: the data directory {data_dir} is a file, not a directory "
+              "(--data-dir or [data] dir in companion.toml)", file=sys.stderr)
+        return 2
     try:
         service = Service(config)
     except CameraError as err:
         print(f"companion: camera: {err}", file=sys.stderr)
         return 2
+    except (OSError, sqlite3.Error) as err:
+        reason = getattr(err, "strerror", None) or str(err)
+        print(f"companion: cannot use the data directory {data_dir} ({data_dir / 'table.sqlite'}): {reason}",
+              file=sys.stderr)
+        return 2
+    for notice in service.table.notices:
+        print(f"companion: WARNING: {notice}", file=sys.stderr, flush=True)
     service.start()
     if service.rendered is not None:
         print(f"demo: a rendered 21 Exact game plays itself (about {service.rendered.duration:.0f} s); "

@@ -48,3 +48,31 @@ def test_no_demo_outside_the_demo(tmp_path):
     answer = client.post("/api/demo/new", headers={"X-Table-Pin": "2468"})
     assert answer.status_code == 404 and answer.get_json()["code"] == "NOT_DEMO"
     assert "new-demo" not in client.get("/controller").get_data(as_text=True)
+
+
+def test_two_new_demo_requests_at_once_leave_one_set_of_players(tmp_path):
+    """Two taps on "New demo game" at once used to start two simulated-player threads that both
+    kept pressing the button (phantom misses). Now they take turns, each stopping the last."""
+    import threading
+
+    service = Service(config_for(tmp_path, source="render", render_seed=10, render_speed=4.0))
+    try:
+        service.start()
+        client = service.app.test_client()
+        answers: list[int] = []
+
+        def tap() -> None:
+            answers.append(client.post("/api/demo/new", headers={"X-Table-Pin": "2468"}).status_code)
+
+        taps = [threading.Thread(target=tap) for _ in range(3)]
+        for t in taps:
+            t.start()
+        for t in taps:
+            t.join()
+        assert answers == [201, 201, 201]
+        players = [t for t in threading.enumerate() if t.name == "demo-players" and t.is_alive()]
+        assert len(players) == 1
+        assert service.rendered is not None and service.rendered.seq.seed == 13
+        assert client.get("/api/state").get_json()["game_id"] == 4
+    finally:
+        service.stop()

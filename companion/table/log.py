@@ -45,10 +45,14 @@ class EventLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(SCHEMA)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.executescript(SCHEMA)
+        except sqlite3.Error:
+            self._db.close()  # not a database, or a damaged one: the caller decides
+            raise
 
     def close(self) -> None:
         with self._lock:
@@ -100,7 +104,7 @@ class EventLog:
         with self._lock:
             rows = self._db.execute("SELECT body FROM events WHERE game_id = ? ORDER BY seq",
                                     (game_id,)).fetchall()
-        return [json.loads(body) for (body,) in rows]
+        return [_decode(body) for (body,) in rows]
 
     def latest_game(self) -> int | None:
         with self._lock:
@@ -117,3 +121,12 @@ class EventLog:
     def has_game(self, game_id: int) -> bool:
         with self._lock:
             return self._db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is not None
+
+
+def _decode(body: Any) -> Any:
+    """A stored row; a body that is not JSON (edited by hand, a damaged disk) comes back as its
+    text, which replay then skips as malformed rather than failing the whole game."""
+    try:
+        return json.loads(body)
+    except (TypeError, ValueError):
+        return str(body)

@@ -8,25 +8,43 @@ game). Subscribers are called with the new state after every change, from the ch
 Proposals are events the camera (or anything else) suggests; they wait in memory until
 confirmed (button, phone tap, or the demo's delay) or rejected. Confirming applies them like any
 other event, so the rules still decide.
+
+``rev`` (``"<game id>-<stored rows>"``) names what a phone last saw: every stored row (event or
+undo) and every new game gives a new one, and it never comes back. A change that names the rev
+it was made on (``expect=``) is refused with ``STALE`` when the table has moved on since, so a
+double tap, or ten phones pressing undo at once, changes the game once. Without ``expect`` a
+change applies to whatever is current (the camera, the button).
+
+Restoring never refuses to start: a stored row the rules now refuse is skipped, as ``companion
+replay`` skips a refused line, and listed in the state's ``rejected``; a database file that is
+not SQLite (or is damaged) is renamed aside and a fresh one started; both are logged loudly and
+kept in :attr:`Table.notices`.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from companion.games.base import EventError, Game, RuleError
+from companion.games.base import EventError, Game, RuleError, is_json_type
 from companion.table.log import EventLog
 
 Subscriber = Callable[[dict[str, Any]], None]
 
+log = logging.getLogger(__name__)
+
 NO_GAME = "NO_GAME"
 NO_SUCH_PROPOSAL = "NO_SUCH_PROPOSAL"
+STALE = "STALE"
+GAME_IN_PROGRESS = "GAME_IN_PROGRESS"
 
 
 @dataclass
@@ -42,73 +60,179 @@ class Proposal:
                 "evidence": self.evidence, "created": self.created}
 
 
-def replay_rows(rows: list[dict[str, Any]]) -> Game:
-    """A game rebuilt from its stored rows (undo rows take back the event before them)."""
+def restore(rows: list[Any]) -> tuple[Game, list[dict[str, Any]]]:
+    """A game rebuilt from its stored rows (undo rows take back the last accepted event), and
+    the rows the engine refused, skipped as ``companion replay`` skips a refused line:
+    ``{"line", "code", "message"}`` with the row's 1-based number. Only a refused first row
+    (the ``new_game``) raises (RuleError/EventError): then there is no game to restore."""
+    if not rows or not isinstance(rows[0], Mapping):
+        raise EventError("the game's first stored row is not a new_game event")
     game = Game.start(rows[0])
-    for row in rows[1:]:
-        if row.get("type") == "undo":
-            game.pop()
-        else:
-            game.push(row)
-    return game
+    rejected: list[dict[str, Any]] = []
+    for line, row in enumerate(rows[1:], start=2):
+        try:
+            if not isinstance(row, Mapping):
+                raise EventError("the stored row is not a JSON object")
+            if row.get("type") == "undo":
+                game.pop()
+            else:
+                game.push(row)
+        except RuleError as err:
+            rejected.append({"line": line, "code": err.code, "message": err.message})
+        except EventError as err:
+            rejected.append({"line": line, "code": "BAD_EVENT", "message": str(err)})
+    return game, rejected
+
+
+def replay_rows(rows: list[dict[str, Any]]) -> Game:
+    """A game rebuilt from its stored rows; rows the engine refuses are skipped (:func:`restore`)."""
+    return restore(rows)[0]
 
 
 class Table:
     """The game at this table. Thread-safe; every method that changes something is atomic."""
 
     def __init__(self, path: str | Path):
-        self.log = EventLog(path)
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
         self._pending: dict[int, Proposal] = {}
         self._ids = itertools.count(1)
         self.game_id: int | None = None
         self.game: Game | None = None
+        self.rows = 0  # stored rows of the current game (events and undos): the rev's counter
+        self.rejected: list[dict[str, Any]] = []  # stored rows the engine refused at restore
+        self.notices: list[str] = []  # what restoring had to do, for the log and /api/health
         self.version = 0  # bumps with every change, for clients that poll
-        latest = self.log.latest_game()
+        self.log, latest, rows = self._open(Path(path))
         if latest is not None:
-            self.game_id = latest
-            self.game = replay_rows(self.log.events(latest))
+            self._restore(latest, rows)
+
+    def _open(self, path: Path) -> tuple[EventLog, int | None, list[Any]]:
+        """The log and its latest game's rows. A file that is not an SQLite database, or a damaged
+        one, is renamed aside (``table.sqlite.corrupt-<time>``) and a fresh log started: the
+        service must come up at the table, and the bad file is kept for a person to look at."""
+        try:
+            event_log = EventLog(path)
+        except sqlite3.DatabaseError as err:
+            if not _damaged(err):
+                raise
+            return self._fresh(path, err)
+        try:
+            latest = event_log.latest_game()
+            return event_log, latest, (event_log.events(latest) if latest is not None else [])
+        except sqlite3.DatabaseError as err:
+            event_log.close()
+            if not _damaged(err):
+                raise
+            return self._fresh(path, err)
+
+    def _fresh(self, path: Path, err: sqlite3.DatabaseError) -> tuple[EventLog, None, list[Any]]:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(str(path) + suffix)
+            if part.exists():
+                part.rename(Path(str(aside) + suffix))
+        notice = (f"{path} could not be read ({err}); it was renamed to {aside.name} and a new, empty "
+                  f"log was started: earlier games are only in that file")
+        log.error("TABLE LOG UNREADABLE: %s", notice)
+        self.notices.append(notice)
+        return EventLog(path), None, []
+
+    def _restore(self, game_id: int, rows: list[Any]) -> None:
+        self.rows = len(rows)
+        try:
+            self.game, self.rejected = restore(rows)
+            self.game_id = game_id
+        except (RuleError, EventError) as err:
+            notice = (f"game {game_id} cannot be restored: its first row is refused "
+                      f"({getattr(err, 'message', err)}); the table starts with no game")
+            log.error("%s", notice)
+            self.notices.append(notice)
+            return
+        for r in self.rejected:
+            notice = (f"game {game_id}: stored row {r['line']} skipped, the rules refuse it "
+                      f"({r['code']}: {r['message']})")
+            log.warning("%s", notice)
+            self.notices.append(notice)
 
     # -- changing the game
-    def start(self, new_game: Mapping[str, Any], source: str | None = None) -> dict[str, Any]:
+    @property
+    def rev(self) -> str | None:
+        """What the table looks like now, as a phone echoes it back (``expect=``)."""
+        return None if self.game_id is None else f"{self.game_id}-{self.rows}"
+
+    def start(self, new_game: Mapping[str, Any], source: str | None = None, expect: str | None = None,
+              replace: bool = True) -> dict[str, Any]:
         """Start a new game (the previous one stays in the log). RuleError/EventError if the
-        ``new_game`` event is refused; then nothing is stored."""
+        ``new_game`` event is refused; then nothing is stored. ``replace=False`` refuses
+        (``GAME_IN_PROGRESS``) while the current game is unfinished; ``expect`` see :attr:`rev`."""
         with self._lock:
-            game = Game.start(new_game)
-            self.game_id = self.log.new_game(_clean(new_game), source)
+            event = _clean(new_game)
+            self._check_expected(expect, event)
+            if not replace and self.game is not None and not self.game.engine.finished(self.game.state):
+                raise RuleError(GAME_IN_PROGRESS,
+                                f"game {self.game_id} ({self.game.name}) is not finished: a new game would "
+                                "abandon it; confirm to start one anyway (it stays in the history)")
+            game = Game.start(event)
+            self.game_id = self.log.new_game(event, source)
             self.game = game
+            self.rows = 1
+            self.rejected = []
             self._pending.clear()
             return self._changed()
 
-    def apply(self, event: Mapping[str, Any], source: str | None = None) -> dict[str, Any]:
-        """Apply one event: stored if accepted, RuleError (nothing stored) if refused."""
+    def apply(self, event: Mapping[str, Any], source: str | None = None, expect: str | None = None,
+              replace: bool = True) -> dict[str, Any]:
+        """Apply one event: stored if accepted, RuleError (nothing stored) if refused. ``expect``:
+        the rev this change was made on (STALE if the table has moved on); an event's own
+        ``game_id`` field, when given, must name the current game (STALE otherwise) and is not
+        stored. ``replace`` as in :meth:`start` for a ``new_game``."""
         with self._lock:
+            event = _clean(event)
+            if event.get("type") == "new_game":
+                return self.start(event, source, expect, replace)
             game = self._need_game()
-            if isinstance(event, Mapping) and event.get("type") == "new_game":
-                return self.start(event, source)
-            if isinstance(event, Mapping) and event.get("type") == "undo":
+            self._check_expected(expect, event)
+            if event.get("type") == "undo":
                 return self.undo(source)
             game.push(event)
             try:
-                self.log.append(self.game_id or 0, _clean(event), source)
+                self.log.append(self.game_id or 0, event, source)
             except BaseException:
                 game.pop()
                 raise
+            self.rows += 1
             self._drop_stale_proposals()
             return self._changed()
 
-    def undo(self, source: str | None = None) -> dict[str, Any]:
+    def undo(self, source: str | None = None, expect: str | None = None) -> dict[str, Any]:
         """Take back the last accepted event (RuleError NOTHING_TO_UNDO after new_game)."""
         with self._lock:
             game = self._need_game()
+            self._check_expected(expect, {})
             undone = game.pop()
             try:
                 self.log.append(self.game_id or 0, {"type": "undo"}, source)
             except BaseException:
                 game.push(undone)
                 raise
+            self.rows += 1
             return self._changed()
+
+    def _check_expected(self, expect: str | None, event: dict[str, Any]) -> None:
+        """STALE if the change was made on another rev, or its event names another game. The
+        event's ``game_id`` is taken out: it addresses the table, it is not part of the event."""
+        if "game_id" in event:
+            wanted = event.pop("game_id")
+            if not is_json_type(wanted, int):
+                raise EventError("'game_id' must be an integer")
+            if wanted != self.game_id:
+                now = f"game {self.game_id} is being played now" if self.game_id else "no game is being played"
+                raise RuleError(STALE, f"this event is for game {wanted}, but {now}: nothing was done")
+        if expect is not None and expect != self.rev:
+            raise RuleError(STALE, "the game changed after this was sent (another phone, the camera or "
+                                   "a second tap): nothing was done; look at the board and try again")
 
     # -- proposals
     def propose(self, event: Mapping[str, Any], source: str = "camera",
@@ -117,6 +241,7 @@ class Table:
         with self._lock:
             game = self._need_game()
             game.engine.check(event)
+            _check_meta(event)
             proposal = Proposal(next(self._ids), dict(event), source, dict(evidence or {}))
             self._pending[proposal.id] = proposal
             self._changed()
@@ -162,11 +287,12 @@ class Table:
         events, the legal actions, and the pending proposals. ``{"game": None}`` before any."""
         with self._lock:
             if self.game is None:
-                return {"game": None, "game_id": None, "version": self.version, "pending": []}
+                return {"game": None, "game_id": None, "rev": None, "version": self.version, "pending": []}
             view = self.game.view()
             detail = view.pop("detail")
-            return {**view, "rejected": [], "detail": detail,
-                    "game_id": self.game_id, "seq": len(self.game.events), "version": self.version,
+            return {**view, "rejected": [dict(r) for r in self.rejected], "detail": detail,
+                    "game_id": self.game_id, "seq": len(self.game.events), "rev": self.rev,
+                    "version": self.version,
                     "legal": self.game.legal_actions(),
                     "pending": [p.as_dict() for p in self._pending.values()]}
 
@@ -222,4 +348,25 @@ class Table:
 def _clean(event: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(event, Mapping):
         raise EventError("an event must be a JSON object")
+    _check_meta(event)
     return dict(event)
+
+
+def _check_meta(event: Mapping[str, Any]) -> None:
+    """EVENTS.md: any event may carry "source" (a name) and "at" (ISO 8601). Engines ignore both,
+    so the table checks them: a list, a number or null there is malformed, not stored."""
+    if "source" in event and not isinstance(event["source"], str):
+        raise EventError("'source' must be a string (camera, button, phone, cli, ...)")
+    if "at" in event:
+        at = event["at"]
+        if not isinstance(at, str):
+            raise EventError("'at' must be an ISO 8601 time as a string, e.g. 2024-05-01T20:15:00Z")
+        try:
+            datetime.fromisoformat(at)
+        except ValueError:
+            raise EventError("'at' is not an ISO 8601 time (e.g. 2024-05-01T20:15:00Z)") from None
+
+
+def _damaged(err: sqlite3.DatabaseError) -> bool:
+    """Not an SQLite database, or a damaged one (not: locked, read-only, missing directory)."""
+    return getattr(err, "sqlite_errorcode", None) in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)

@@ -9,7 +9,21 @@ Errors are always ``{"code": ..., "message": ...}`` with a 4xx status:
 - 404 ``NOT_FOUND`` / ``NO_SUCH_PROPOSAL`` / ``NO_SUCH_GAME``; 413 ``TOO_LARGE``;
 - 422 for a rule refusal about the event's own values (``BAD_VALUE``, ``UNKNOWN_PLAYER``,
   ``DICE_NOT_DISTINCT``), 409 for every other rule refusal: the event is fine, the table is not
-  in a state that allows it (``GAME_OVER``, ``NOT_YOUR_TURN``, ``NO_GAME``, ``NOTHING_TO_UNDO``...).
+  in a state that allows it (``GAME_OVER``, ``NOT_YOUR_TURN``, ``NO_GAME``, ``NOTHING_TO_UNDO``...);
+- 409 ``STALE``: the change was made on a state the table has left (see below);
+- 409 ``GAME_IN_PROGRESS``: a new game while the current one is unfinished, without ``?replace=1``;
+- 503 ``TOO_MANY_STREAMS`` (with ``Retry-After``): every stream slot is taken (``GET /api/stream``).
+
+Changes made on what a phone saw: the state carries ``rev`` (an opaque string, new after every
+stored event, undo or new game). ``POST /api/events``, ``/api/undo`` and ``/api/games`` take it
+back in the ``X-Table-Rev`` header; if the table has moved on since, nothing is done and the answer
+is 409 ``STALE``, so a double tap or ten phones pressing undo at once change the game once. Without
+the header a change applies to the current state (the camera, the button, scripts). An event may
+also carry ``"game_id"``: it must be the current game's (409 ``STALE`` otherwise) and is not stored.
+
+Starting a game: ``POST /api/games`` (or a ``new_game`` to ``/api/events``) while the current game
+is not finished is 409 ``GAME_IN_PROGRESS``; ``?replace=1`` confirms that the unfinished game
+should be left (it stays in the history and its log can be exported).
 
 Unknown fields: an *event* (``POST /api/events``, ``POST /api/games``) may carry fields the engine
 does not know — EVENTS.md lets events be extended with optional fields, so they are stored and
@@ -109,6 +123,25 @@ def _depth(value: Any, limit: int) -> bool:
     return False
 
 
+def _not_text(value: Any) -> bool:
+    """True if a string anywhere in ``value`` (keys too) holds a lone UTF-16 surrogate such as
+    ``"\\ud800"``: valid JSON, but not text; it could be neither stored nor answered in UTF-8."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -130,6 +163,9 @@ def body(allowed: frozenset[str] | None = None, optional: bool = False) -> dict[
         raise ApiError(400, "BAD_JSON", f"the body must be a JSON object, not {kind}")
     if _depth(value, MAX_DEPTH):
         raise ApiError(400, "BAD_JSON", f"the body nests deeper than {MAX_DEPTH} levels")
+    if _not_text(value):
+        raise ApiError(400, "BAD_JSON", "a string in the body holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                                        "which is not text")
     if allowed is not None:
         unknown = sorted(set(value) - allowed)
         if unknown:
@@ -164,7 +200,17 @@ def needs_pin(view: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def source_of(event: dict[str, Any]) -> str:
-    return str(event.get("source") or "phone")
+    source = event.get("source")
+    return source if isinstance(source, str) and source else "phone"  # a wrong type: the table says so
+
+
+def expected_rev() -> str | None:
+    """The rev the phone made this change on (``X-Table-Rev``), or None: apply to what is current."""
+    return request.headers.get("X-Table-Rev") or None
+
+
+def replace_wanted() -> bool:
+    return request.args.get("replace", "").lower() in ("1", "true", "yes")
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -174,12 +220,25 @@ def state() -> Response:
     return jsonify(ctx().table.state())
 
 
+STREAM_RETRY_SECONDS = 5
+
+
 @api.get("/stream")
 def stream() -> Response:
-    disconnected = request.environ.get("waitress.client_disconnected")
-    gen = ctx().hub.stream(disconnected)
-    return Response(stream_with_context(gen), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    hub, address = ctx().hub, client_address()
+    refused = hub.admit(address, exempt=is_loopback(address))
+    if refused:
+        raise ApiError(503, "TOO_MANY_STREAMS", refused, {"Retry-After": str(STREAM_RETRY_SECONDS)})
+    try:
+        disconnected = request.environ.get("waitress.client_disconnected")
+        gen = hub.stream(disconnected)
+        response = Response(stream_with_context(gen), mimetype="text/event-stream",
+                            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    except BaseException:
+        hub.release(address)
+        raise
+    response.call_on_close(lambda: hub.release(address))  # the server closes every answer it sent
+    return response
 
 
 @api.get("/pending")
@@ -192,8 +251,11 @@ def games() -> Response:
     return jsonify(games=ctx().table.games(), current=ctx().table.game_id)
 
 
+MAX_ID = 2**63 - 1  # SQLite's largest integer; a larger id in the address names no game
+
+
 def _rows(game_id: int) -> list[dict[str, Any]]:
-    rows = ctx().table.log.events(game_id)
+    rows = ctx().table.log.events(game_id) if 0 <= game_id <= MAX_ID else []
     if not rows:
         raise ApiError(404, "NO_SUCH_GAME", f"there is no game {game_id}")
     return rows
@@ -227,8 +289,8 @@ def scores(game_id: int) -> Response:
 def health() -> Response:
     c = ctx()
     camera = c.live.health() if c.live is not None else {"configured": False, "message": "no camera configured"}
-    return jsonify(camera=camera, streams=c.hub.clients, game_id=c.table.game_id,
-                   version=c.table.version, pin_source=c.pin_source)
+    return jsonify(camera=camera, streams=c.hub.clients, max_streams=c.hub.max_streams, game_id=c.table.game_id,
+                   version=c.table.version, pin_source=c.pin_source, notices=c.table.notices)
 
 
 @api.get("/frame.jpg")
@@ -299,21 +361,21 @@ def start_game() -> tuple[Response, int]:
     event.setdefault("type", "new_game")
     if event["type"] != "new_game":
         raise ApiError(400, "BAD_EVENT", "POST /api/games takes a 'new_game' event; other events go to /api/events")
-    return jsonify(ctx().table.start(event, source_of(event))), 201
+    return jsonify(ctx().table.start(event, source_of(event), expected_rev(), replace_wanted())), 201
 
 
 @api.post("/events")
 @needs_pin
 def post_event() -> Response:
     event = body()
-    return jsonify(ctx().table.apply(event, source_of(event)))
+    return jsonify(ctx().table.apply(event, source_of(event), expected_rev(), replace_wanted()))
 
 
 @api.post("/undo")
 @needs_pin
 def undo() -> Response:
     body(frozenset(), optional=True)
-    return jsonify(ctx().table.undo("phone"))
+    return jsonify(ctx().table.undo("phone", expected_rev()))
 
 
 @api.post("/pending/<int:proposal_id>/confirm")

@@ -21,8 +21,10 @@ from companion.config import option
 
 log = logging.getLogger(__name__)
 
-# Streams hold their thread; waitress answers other requests with the rest.
+# Streams hold their thread; waitress answers other requests with the rest, and at least
+# RESERVED_THREADS (half the threads of a small pool) are never given to streams.
 MIN_THREADS = 8
+RESERVED_THREADS = 8
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,13 +55,16 @@ def make_server(app: Flask, host: str, port: int, threads: int) -> Any:
     """A waitress server, bound but not yet running (``port`` 0 picks a free one)."""
     from waitress import create_server
 
-    server = create_server(app, host=host, port=port, threads=max(threads, MIN_THREADS),
+    threads = max(threads, MIN_THREADS)
+    server = create_server(app, host=host, port=port, threads=threads,
                            channel_request_lookahead=1,  # lets a stream notice its phone has gone
                            connection_limit=max(threads * 2, 100), clear_untrusted_proxy_headers=True,
                            ident="companion")
     companion = app.extensions.get("companion")
-    if companion is not None and companion.public_base is None:
-        companion.public_base = public_base(host, server.effective_port)
+    if companion is not None:
+        companion.hub.max_streams = threads - min(RESERVED_THREADS, threads // 2)
+        if companion.public_base is None:
+            companion.public_base = public_base(host, server.effective_port)
     return server
 
 

@@ -9,6 +9,12 @@ A stream sends the full state on connect, then every change, and a keep-alive co
 nothing happened for ``keepalive`` seconds (so proxies and phones keep the connection open and a
 gone client is noticed). It ends when the client disconnects (waitress tells us) or the hub
 closes.
+
+Each stream holds one server thread for as long as it is open, so the hub admits only so many
+(:meth:`Hub.admit`): ``max_streams`` in all (the server sets it to its threads minus a reserve,
+so a state read or a tap always finds a thread) and ``per_client`` from one address (the Pi's
+own screen and the benchmark's phones on loopback count only towards the total). A refused
+stream is answered 503 with ``Retry-After``; the page tries again a few seconds later.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 from companion.table import Table
 
 KEEPALIVE_SECONDS = 15.0
+PER_CLIENT = 8  # streams from one phone's address: a few tabs, not a thread pool's worth
 POLL_SECONDS = 1.0  # how often a waiting stream checks that its client is still there
 
 
@@ -38,6 +45,9 @@ class Hub:
         self._cond = threading.Condition()
         self._closed = False
         self._clients = 0
+        self.max_streams: int | None = None  # no cap until a server says how many threads it has
+        self.per_client = PER_CLIENT
+        self._admitted: dict[str, int] = {}
         self._version = 0
         self._payload = encode_state(table.state())
         self._unsubscribe = table.subscribe(self._on_change)
@@ -52,6 +62,27 @@ class Hub:
     @property
     def clients(self) -> int:
         return self._clients
+
+    def admit(self, address: str, exempt: bool = False) -> str | None:
+        """Take a stream slot for ``address`` (``exempt``: no per-address cap); None if taken,
+        else why not. Every admitted stream is given back with :meth:`release`."""
+        with self._cond:
+            total = sum(self._admitted.values())
+            mine = self._admitted.get(address, 0)
+            if self.max_streams is not None and total >= self.max_streams:
+                return f"the scoreboard already serves {total} live pages, its limit: try again shortly"
+            if not exempt and mine >= self.per_client:
+                return f"this device already has {mine} live pages open, the limit: close one"
+            self._admitted[address] = mine + 1
+            return None
+
+    def release(self, address: str) -> None:
+        with self._cond:
+            left = self._admitted.get(address, 0) - 1
+            if left > 0:
+                self._admitted[address] = left
+            else:
+                self._admitted.pop(address, None)
 
     def latest(self) -> tuple[int, str]:
         with self._cond:

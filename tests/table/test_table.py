@@ -145,3 +145,72 @@ def test_a_refused_new_game_keeps_the_current_game(table):
         table.start({**NEW, "sides": [{"name": "X"}]})
     assert table.state()["players"] == ["A", "B"]
     assert len(table.games()) == 1
+
+
+# -- restoring never stops the table from starting ------------------------------------------------
+
+def append_raw(path, game_id: int, body: str) -> None:
+    """Write a row behind the table's back, as an older version, a hand edit or a bad disk might."""
+    import sqlite3
+
+    db = sqlite3.connect(str(path))
+    with db:
+        (seq,) = db.execute("SELECT MAX(seq) FROM events WHERE game_id = ?", (game_id,)).fetchone()
+        db.execute("INSERT INTO events (game_id, seq, type, source, at, body) VALUES (?, ?, 'throw', NULL, ?, ?)",
+                   (game_id, seq + 1, "2024-05-01T20:00:00Z", body))
+    db.close()
+
+
+def test_a_stored_row_the_rules_refuse_is_skipped_and_reported_at_restart(tmp_path, table, caplog):
+    table.apply({"type": "throw", "side": "A", "cup": "yellow"})
+    path = tmp_path / "table.sqlite"
+    table.close()
+    append_raw(path, 1, '{"type":"throw","side":"A","cup":"purple"}')  # line 5
+    append_raw(path, 1, "not json at all")  # line 6
+    append_raw(path, 1, json.dumps(DICE_A))  # line 7: A's dice are set already
+    with caplog.at_level("WARNING"):
+        again = Table(path)
+    state = again.state()
+    assert state["game_id"] == 1 and state["scores"]["A"] == 5
+    assert [(r["line"], r["code"]) for r in state["rejected"]] == [(5, "BAD_VALUE"), (6, "BAD_EVENT"),
+                                                                    (7, "DICE_ALREADY_SET")]
+    assert "stored row 5 skipped" in caplog.text
+    # the game goes on; an undo takes back the last event the players see, as `companion replay` does
+    again.undo()
+    assert again.state()["scores"]["A"] == 0
+    again.apply({"type": "throw", "side": "A", "cup": "blue"})
+    again.close()
+    restarted = Table(path)
+    assert restarted.state()["scores"]["A"] == 3 and len(restarted.state()["rejected"]) == 3
+    restarted.close()
+
+
+def test_a_game_whose_new_game_row_is_refused_leaves_the_table_empty_but_running(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "table.sqlite"
+    Table(path).close()
+    db = sqlite3.connect(str(path))
+    with db:
+        db.execute("INSERT INTO games (id, game, created) VALUES (1, 'chess', '2024-05-01T20:00:00Z')")
+        db.execute("INSERT INTO events VALUES (1, 1, 'new_game', NULL, '2024-05-01T20:00:00Z', "
+                   "'{\"type\":\"new_game\",\"game\":\"chess\"}')")
+    db.close()
+    table = Table(path)
+    assert table.state()["game"] is None and "cannot be restored" in table.notices[0]
+    table.start(NEW)
+    assert table.state()["game_id"] == 2
+    table.close()
+
+
+def test_a_file_that_is_not_a_database_is_kept_aside_and_a_new_log_started(tmp_path):
+    path = tmp_path / "table.sqlite"
+    path.write_bytes(b"this was a shopping list, not a database\n" * 100)
+    table = Table(path)
+    assert table.state()["game"] is None
+    kept = list(tmp_path.glob("table.sqlite.corrupt-*"))
+    assert len(kept) == 1 and kept[0].read_bytes().startswith(b"this was a shopping list")
+    assert kept[0].name in table.notices[0]
+    table.start(NEW)
+    table.close()
+    assert Table(path).state()["game"] == "exact21"

@@ -18,8 +18,8 @@ H = {"X-Table-Pin": PIN}
 PHONE = {"REMOTE_ADDR": "192.168.1.50"}
 
 
-def post(client, path: str, body: Any = None, pin: str | None = PIN, **kw):
-    headers = {"X-Table-Pin": pin} if pin is not None else {}
+def post(client, path: str, body: Any = None, pin: str | None = PIN, headers: dict | None = None, **kw):
+    headers = {**({"X-Table-Pin": pin} if pin is not None else {}), **(headers or {})}
     data = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
     return client.post(path, data=data, headers=headers, content_type="application/json", **kw)
 
@@ -437,3 +437,150 @@ def test_unknown_api_path_is_json_404(client):
 def test_setup_page_lists_house_rules(client):
     html = client.get("/setup").get_data(as_text=True)
     assert "silver_rule" in html and "selective_reroll" in html and "cap_mode" in html and "zero_bonus_points" in html
+
+
+# -- changes made on what the phone saw (X-Table-Rev) ------------------------------------------
+
+def test_the_same_throw_sent_twice_on_the_same_rev_counts_once(client):
+    """A double tap, or a phone resending after a slow answer: the second copy was made on a
+    state the table has left, so it is refused (409 STALE) and changes nothing."""
+    seen = ready(client)["rev"]
+    throw = {"type": "throw", "side": "A", "cup": "yellow"}
+    first = post(client, "/api/events", throw, headers={"X-Table-Rev": seen})
+    assert first.status_code == 200 and first.json["scores"]["A"] == 5 and first.json["rev"] != seen
+    assert_error(post(client, "/api/events", throw, headers={"X-Table-Rev": seen}), 409, "STALE")
+    state = client.get("/api/state").json
+    assert state["scores"]["A"] == 5 and state["seq"] == 4
+    # made on the rev the answer gave, the next throw is taken
+    r = post(client, "/api/events", {"type": "throw", "side": "A", "cup": "red"}, headers={"X-Table-Rev": first.json["rev"]})
+    assert r.status_code == 200 and r.json["scores"]["A"] == 9
+
+
+def test_ten_phones_pressing_undo_at_once_undo_one_event(server):
+    """Real server, ten threads: each undo names the rev it saw; one undoes, nine are STALE."""
+    import threading
+    import urllib.error
+    import urllib.request
+
+    def call(path: str, body: dict | None = None, rev: str | None = None) -> tuple[int, dict]:
+        headers = {"X-Table-Pin": PIN, "Content-Type": "application/json", **({"X-Table-Rev": rev} if rev else {})}
+        req = urllib.request.Request(server.url + path, data=json.dumps(body or {}).encode(), headers=headers,
+                                     method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.load(r)
+        except urllib.error.HTTPError as err:
+            return err.code, json.load(err)
+
+    call("/api/games", NEW_EXACT21)
+    call("/api/events", DICE_A)
+    call("/api/events", DICE_B)
+    for side, cup in [("A", "yellow"), ("A", "red"), ("B", "blue"), ("A", "green"), ("A", "miss"), ("B", "red")]:
+        status, state = call("/api/events", {"type": "throw", "side": side, "cup": cup})
+        assert status == 200, state
+    assert state["seq"] == 9
+    answers: list[tuple[int, dict]] = []
+    threads = [threading.Thread(target=lambda: answers.append(call("/api/undo", rev=state["rev"]))) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(status for status, _ in answers) == [200] + [409] * 9
+    assert {a["code"] for status, a in answers if status == 409} == {"STALE"}
+    status, now = call("/api/undo", rev="no such rev")
+    assert status == 409
+    with urllib.request.urlopen(server.url + "/api/state", timeout=5) as r:
+        assert json.load(r)["seq"] == 8
+
+
+def test_changes_without_a_rev_apply_to_the_current_state_as_before(client):
+    """The camera, the button and scripts send no rev: nothing changes for them."""
+    ready(client)
+    assert post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"}).status_code == 200
+    assert post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"}).json["scores"]["A"] == 10
+    assert post(client, "/api/undo").json["scores"]["A"] == 5
+
+
+def test_an_event_tagged_with_another_game_is_refused(client):
+    ready(client)
+    post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"})
+    play = post(client, "/api/games?replace=1", NEW_EXACT21).json
+    assert play["game_id"] == 2
+    r = post(client, "/api/events", {**DICE_A, "game_id": 1})
+    assert_error(r, 409, "STALE")
+    assert "game 1" in r.json["message"] and "game 2" in r.json["message"]
+    assert client.get("/api/state").json["seq"] == 1
+    assert_error(post(client, "/api/events", {**DICE_A, "game_id": "2"}), 400, "BAD_EVENT")
+    # the current game's id is accepted, and not stored in the event
+    assert post(client, "/api/events", {**DICE_A, "game_id": 2}).status_code == 200
+    assert "game_id" not in json.loads(client.get("/api/games/2/log.jsonl").get_data(as_text=True).splitlines()[-1])
+
+
+# -- a new game never silently abandons an unfinished one ---------------------------------------
+
+def test_new_game_mid_game_needs_confirmation(client):
+    ready(client)
+    post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"})
+    r = post(client, "/api/games", NEW_EXACT21)
+    assert_error(r, 409, "GAME_IN_PROGRESS")
+    assert_error(post(client, "/api/events", {**NEW_EXACT21, "game": "exactly", "players": ["P1", "P2"]}), 409,
+                 "GAME_IN_PROGRESS")
+    state = client.get("/api/state").json
+    assert state["game_id"] == 1 and state["scores"]["A"] == 5
+    assert post(client, "/api/undo").json["scores"]["A"] == 0, "the game in progress is still there"
+    # confirmed, the new game starts and the unfinished one stays in the history
+    r = post(client, "/api/games?replace=1", NEW_EXACT21)
+    assert r.status_code == 201 and r.json["game_id"] == 2
+    assert [g["id"] for g in client.get("/api/games").json["games"]] == [2, 1]
+
+
+def test_new_game_after_a_finished_game_needs_no_confirmation(client):
+    play_to_the_end(client)
+    assert post(client, "/api/games", NEW_EXACT21).status_code == 201
+
+
+# -- bad input: 4xx, never 5xx -------------------------------------------------------------------
+
+@pytest.mark.parametrize("extra", [{"at": None}, {"at": [1]}, {"at": {"a": 1}}, {"at": 10**30}, {"at": 5},
+                                   {"at": "yesterday"}, {"source": [1]}, {"source": {"a": 1}}, {"source": None}])
+def test_a_valid_event_with_a_wrong_at_or_source_is_400(client, extra):
+    """EVENTS.md: "source" is a name and "at" an ISO 8601 time: anything else is malformed."""
+    ready(client)
+    r = post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow", **extra})
+    assert_error(r, 400, "BAD_EVENT")
+    assert next(iter(extra)) in r.json["message"]
+    assert client.get("/api/state").json["seq"] == 3
+    ok = post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow", "at": "2024-05-01T20:15:00Z",
+                                      "source": "cli"})
+    assert ok.status_code == 200 and ok.json["scores"]["A"] == 5
+
+
+@pytest.mark.parametrize("path, raw", [
+    ("/api/events", '{"type": "throw", "side": "A", "cup": "yellow", "note": "\\ud800"}'),
+    ("/api/events", '{"type": "throw", "side": "\\udfff", "cup": "yellow"}'),
+    ("/api/events", '{"type": "thr\\ud800ow", "side": "A", "cup": "yellow"}'),
+    ("/api/events", '{"type": "throw", "side": "A", "cup": "yel\\ud83dlow"}'),
+    ("/api/events", '{"type": "throw", "side": "A", "cup": "yellow", "\\ud800": 1}'),
+    ("/api/games", '{"type": "new_game", "game": "exact21", "sides": [{"name": "\\ud800"}, {"name": "B"}]}'),
+    ("/api/login", '{"pin": "\\ud800"}'),
+])
+def test_a_lone_surrogate_anywhere_is_400(client, path, raw):
+    ready(client)
+    assert_error(post(client, path, raw), 400, "BAD_JSON")
+    assert client.get("/api/state").json["seq"] == 3
+    assert [g["id"] for g in client.get("/api/games").json["games"]] == [1]
+
+
+def test_a_pair_of_surrogates_is_text(client):
+    """An emoji written as its JSON surrogate pair is one character, and fine."""
+    r = post(client, "/api/games", '{"type": "new_game", "game": "exact21", "sides": [{"name": "\\ud83c\\udfb2"}, '
+                                   '{"name": "B"}]}')
+    assert r.status_code == 201 and r.json["players"] == ["\U0001F3B2", "B"]
+
+
+@pytest.mark.parametrize("path", ["/api/games/99999999999999999999999/log.jsonl",
+                                  "/api/games/99999999999999999999999/scores", "/api/games/9223372036854775808/scores",
+                                  "/api/games/0/scores"])
+def test_a_game_id_too_large_for_the_log_is_404(client, path):
+    ready(client)
+    assert_error(client.get(path), 404, "NO_SUCH_GAME")

@@ -193,3 +193,88 @@ def test_generic_controller_plays_any_game_from_its_legal_actions(browser, serve
     ctl.click('.actions button:has-text("cup yellow")')
     ctl.wait_for_function("document.querySelector('#mini [data-score=\"A\"]').textContent === '5'", timeout=3000)
     assert errors == []
+
+
+def get_state(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as r:
+        return json.load(r)
+
+
+def double_tap(page, selector: str) -> list[int]:
+    """Two taps before the first one's answer is back (both in one task of the page); the
+    statuses of the two answers, once both have come."""
+    return sorted(page.evaluate("""async (s) => {
+        const b = document.querySelector(s), real = window.fetch, sent = [];
+        window.fetch = (...args) => { const p = real(...args); sent.push(p); return p; };
+        b.click(); b.click();
+        window.fetch = real;
+        return (await Promise.all(sent)).map((r) => r.status);
+    }""", selector))
+
+
+def test_a_double_tap_on_a_cup_or_on_undo_counts_once(browser, server):
+    """The page sends the rev of the state it shows; the second tap of a double tap was made on
+    a state the table has left, so it is refused (409), not applied twice."""
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    post(server.port, "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    post(server.port, "/api/events", {"type": "dice", "side": "B", "values": {"blue": 1, "red": 2, "green": 6, "yellow": 4}})
+    errors: list[str] = []
+    ctl = phone(browser, server.url + f"/controller#pin={PIN}", errors)
+    ctl.wait_for_selector('button[data-cup="yellow"]')
+    ctl.wait_for_function("localStorage.getItem('companion.pin') !== null")  # logged in from the QR link
+    assert double_tap(ctl, 'button[data-cup="yellow"]') == [200, 409]
+    ctl.wait_for_function("document.querySelector('#mini [data-score=\"A\"]').textContent === '5'", timeout=3000)
+    state = get_state(server.port)
+    assert state["seq"] == 4 and state["scores"]["A"] == 5
+    post(server.port, "/api/events", {"type": "throw", "side": "B", "cup": "miss"})
+    ctl.wait_for_function(f"document.body.dataset.version === '{get_state(server.port)['version']}'", timeout=3000)
+    assert double_tap(ctl, "#undo") == [200, 409]
+    assert get_state(server.port)["seq"] == 4, "one undo, not two"
+    # a tap on a state the page shows but the table has left is explained in the phone's language
+    ctl.evaluate("C.rev = '1-1'")
+    ctl.click('button[data-cup="red"]')
+    ctl.wait_for_function("document.querySelector('#toast').textContent.includes('nothing was done')", timeout=3000)
+    assert get_state(server.port)["seq"] == 4
+    assert errors == []
+
+
+def test_setup_asks_before_leaving_an_unfinished_game(browser, server):
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    post(server.port, "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    errors: list[str] = []
+    setup = phone(browser, server.url + f"/controller#pin={PIN}", errors)
+    setup.wait_for_selector(".conn[data-state=on]")
+    setup.goto(server.url + "/setup")
+    setup.select_option("#game", "exact21")
+    asked: list[str] = []
+    setup.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    setup.click("button[type=submit]")
+    setup.wait_for_selector("#toast:not([hidden])")
+    assert asked and "not finished" in asked[0]
+    assert get_state(server.port)["game_id"] == 1 and get_state(server.port)["seq"] == 2
+    setup.once("dialog", lambda d: d.accept())
+    setup.click("button[type=submit]")
+    setup.wait_for_url("**/controller")
+    state = get_state(server.port)
+    assert state["game_id"] == 2 and state["seq"] == 1
+    assert errors == []
+
+
+def test_a_page_whose_stream_was_refused_connects_when_a_slot_frees(browser, server):
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    hub = server.app.extensions["companion"].hub
+    taken = 0
+    while hub.admit("127.0.0.1", exempt=True) is None:  # every slot held, as by other phones
+        taken += 1
+    errors: list[str] = []
+    board = phone(browser, server.url + "/", errors)
+    board.wait_for_timeout(800)
+    assert board.locator(".conn").get_attribute("data-state") != "on"
+    for _ in range(taken):
+        hub.release("127.0.0.1")
+    board.wait_for_selector(".conn[data-state=on]", timeout=10000)
+    board.wait_for_selector('#board [data-side="A"]')
+    post(server.port, "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    version = get_state(server.port)["version"]
+    board.wait_for_function(f"document.body.dataset.version === '{version}'", timeout=3000)
+    assert [e for e in errors if "503" not in e] == []

@@ -126,3 +126,73 @@ def test_serve_refuses_a_config_port_or_thread_count_out_of_range(tmp_path, line
     (tmp_path / "c.toml").write_text(f"[server]\n{line}\n")
     r = serve(tmp_path, "--config", str(tmp_path / "c.toml"))
     assert r.returncode == 2 and "Traceback" not in r.stderr and words in r.stderr
+
+
+def serve_until_ready(data_dir: Path, cwd: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "serve", "--host", "127.0.0.1", "--port", str(port),
+                             "--data-dir", str(data_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env(COMPANION_PIN="1357"), cwd=cwd)
+    deadline = time.monotonic() + 20
+    while True:
+        assert proc.poll() is None, proc.stderr.read()
+        try:
+            get(f"http://127.0.0.1:{port}/api/state")
+            return proc, port
+        except OSError:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+
+def test_serve_starts_when_the_latest_game_holds_a_row_the_rules_refuse(tmp_path):
+    """On the Pi a crash here is a boot loop: the service starts, skips the row and says which."""
+    import sqlite3
+
+    from companion.table import Table
+
+    table = Table(tmp_path / "d" / "table.sqlite")
+    table.start({"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    table.apply({"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    table.close()
+    db = sqlite3.connect(str(tmp_path / "d" / "table.sqlite"))
+    with db:
+        db.execute("INSERT INTO events VALUES (1, 3, 'throw', NULL, '2024-05-01T20:00:00Z', "
+                   "'{\"type\":\"throw\",\"side\":\"A\",\"cup\":\"purple\"}')")
+    db.close()
+    proc, port = serve_until_ready(tmp_path / "d", tmp_path)
+    try:
+        state = json.loads(get(f"http://127.0.0.1:{port}/api/state")[1])
+        assert state["game_id"] == 1 and state["seq"] == 2
+        assert state["rejected"][0]["line"] == 3 and state["rejected"][0]["code"] == "BAD_VALUE"
+        health = json.loads(get(f"http://127.0.0.1:{port}/api/health")[1])
+        assert "stored row 3 skipped" in health["notices"][0]
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "stored row 3 skipped" in err and "purple" in err and "Traceback" not in err
+
+
+def test_serve_keeps_a_file_that_is_not_a_database_aside_and_starts_fresh(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "table.sqlite").write_text("not a database\n" * 50)
+    proc, port = serve_until_ready(tmp_path / "d", tmp_path)
+    try:
+        assert json.loads(get(f"http://127.0.0.1:{port}/api/state")[1])["game"] is None
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    kept = list((tmp_path / "d").glob("table.sqlite.corrupt-*"))
+    assert len(kept) == 1 and kept[0].read_text().startswith("not a database")
+    assert "WARNING" in err and kept[0].name in err and "Traceback" not in err
+
+
+def test_serve_with_a_data_dir_that_is_a_file_says_why(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    r = subprocess.run([sys.executable, "-m", "companion", "serve", "--host", "127.0.0.1", "--port", str(free_port()),
+                        "--data-dir", str(tmp_path / "afile")], capture_output=True, text=True, env=env(),
+                       cwd=tmp_path, timeout=30)
+    assert r.returncode == 2 and "is a file, not a directory" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "companion", "serve", "--host", "127.0.0.1", "--port", str(free_port()),
+                        "--data-dir", str(tmp_path / "afile" / "sub")], capture_output=True, text=True, env=env(),
+                       cwd=tmp_path, timeout=30)
+    assert r.returncode == 2 and "cannot use the data directory" in r.stderr and "Traceback" not in r.stderr

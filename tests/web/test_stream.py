@@ -109,3 +109,73 @@ def test_many_streams_do_not_block_other_requests(server):
     assert conn.getresponse().status == 200
     for s in streams:
         s.close()
+
+
+def open_raw(port: int) -> tuple[socket.socket, bytes]:
+    """A stream request; returns the socket and the status line the server answered."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.sendall(b"GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    return sock, head
+
+
+def test_more_streams_than_threads_never_freeze_the_api(server):
+    """The audit opened 135 streams on a 128-thread server and every state read and tap hung.
+    Streams beyond the cap are answered 503 with Retry-After; reads and changes still answer."""
+    send(server.port, "/api/games", NEW_EXACT21)
+    hub = server.app.extensions["companion"].hub
+    cap = hub.max_streams
+    assert cap is not None and cap < 24  # the fixture's 24 threads, some kept for requests
+    opened = [open_raw(server.port) for _ in range(cap + 6)]
+    statuses = [head.split(b"\r\n")[0] for _, head in opened]
+    assert sum(b" 200 " in s for s in statuses) == cap
+    refused = [head for _, head in opened if b" 503 " in head.split(b"\r\n")[0]]
+    assert len(refused) == 6 and all(b"Retry-After: 5" in h for h in refused)
+    t0 = time.monotonic()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    conn.request("GET", "/api/state")
+    assert conn.getresponse().status == 200
+    assert send(server.port, "/api/events", DICE_A)["seq"] == 2
+    assert time.monotonic() - t0 < 2
+    for sock, _ in opened:
+        sock.close()
+    deadline = time.monotonic() + 5
+    while True:  # the slots come back when the phones leave
+        sock, head = open_raw(server.port)
+        sock.close()
+        if b" 200 " in head.split(b"\r\n")[0]:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def test_one_device_cannot_take_every_stream(app):
+    """Per address: a phone gets a few live pages; the rest of the table still gets theirs, and a
+    closed page gives its slot back. (The Pi's own screen on loopback counts only in the total.)"""
+    from companion.web.stream import PER_CLIENT
+
+    hub = app.extensions["companion"].hub
+    hub.max_streams = 100
+    for _ in range(PER_CLIENT - 1):
+        assert hub.admit("192.168.1.50") is None
+    client = app.test_client()
+    phone_a, phone_b = {"REMOTE_ADDR": "192.168.1.50"}, {"REMOTE_ADDR": "192.168.1.51"}
+    last = client.get("/api/stream", environ_base=phone_a, buffered=False)
+    assert last.status_code == 200
+    refused = client.get("/api/stream", environ_base=phone_a, buffered=False)
+    assert refused.status_code == 503 and refused.get_json()["code"] == "TOO_MANY_STREAMS"
+    assert int(refused.headers["Retry-After"]) > 0
+    last.close()
+    again = client.get("/api/stream", environ_base=phone_a, buffered=False)
+    assert again.status_code == 200
+    again.close()
+    other = client.get("/api/stream", environ_base=phone_b, buffered=False)
+    assert other.status_code == 200
+    other.close()
+    for _ in range(3 * PER_CLIENT):
+        assert hub.admit("127.0.0.1", exempt=True) is None

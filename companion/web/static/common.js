@@ -51,12 +51,15 @@
   C.storedPin = () => { try { return localStorage.getItem("companion.pin") || ""; } catch (e) { return ""; } };
   C.storePin = (pin) => { try { localStorage.setItem("companion.pin", pin); } catch (e) { /* private mode */ } };
 
-  // fetch JSON; returns {ok, status, data}. Changes carry the PIN header when we have one.
+  // fetch JSON; returns {ok, status, data}. Changes carry the PIN header when we have one, and
+  // the rev of the state this page last showed: if the table has moved on since (a second tap,
+  // another phone), the server does nothing and answers STALE.
   C.api = async function (method, path, body) {
     const headers = {"Accept": "application/json"};
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const pin = C.storedPin() || C.pin;
     if (pin && method !== "GET") headers["X-Table-Pin"] = pin;
+    if (C.rev && method !== "GET") headers["X-Table-Rev"] = C.rev;
     let response;
     try {
       response = await fetch(path, {method, headers, credentials: "same-origin",
@@ -73,7 +76,7 @@
   // Send a change; a refusal is explained in the toast (the engine's own sentence).
   C.change = async function (method, path, body) {
     const r = await C.api(method, path, body);
-    if (!r.ok) C.toast(C.tr("error") + ": " + (r.data.message || r.data.code));
+    if (!r.ok) C.toast(C.tr("error") + ": " + (C.t["code_" + r.data.code] || r.data.message || r.data.code));
     else C.clearError();
     if (r.ok && r.data && r.data.game !== undefined && C.render) C.render(r.data, true);
     return r;
@@ -94,17 +97,24 @@
     C.render = function (state, answer) {
       if (answer && state.version !== undefined && state.version <= version) return;
       version = state.version === undefined ? version : state.version;
+      if (state.rev !== undefined) C.rev = state.rev;
       C.game = state.game;
       const title = document.getElementById("title");
       if (title) title.textContent = state.game ? C.gameName(state.game) : C.tr("no_game");
       document.body.dataset.version = String(state.version);
       onState(state);
     };
+    // A refused stream (503: every stream slot taken) closes the EventSource for good, so the
+    // page opens a new one a few seconds later; other errors EventSource retries by itself.
     function open() {
       const source = new EventSource("/api/stream");
       source.addEventListener("state", (e) => C.render(JSON.parse(e.data)));
       source.onopen = () => { if (conn) conn.dataset.state = "on"; };
-      source.onerror = () => { if (conn) conn.dataset.state = "off"; };
+      source.onerror = () => {
+        if (conn) conn.dataset.state = "off";
+        if (source.readyState === EventSource.CLOSED && C.source === source)
+          setTimeout(open, (C.streamRetryMs || 3000) * (1 + Math.random()));
+      };
       C.source = source;
     }
     open();

@@ -104,12 +104,19 @@ document.addEventListener("DOMContentLoaded", () => {
     e.preventDefault();
     let event;
     try { event = newGame(); } catch (err) { C.toast(String(err.message || err)); return; }
-    let r = await C.change("POST", "/api/games", event);
+    // An unfinished game is only left behind when the player says so (it stays in History).
+    const start = (replace) => C.api("POST", "/api/games" + (replace ? "?replace=1" : ""), event);
+    let r = await start(false);
     if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN")) {
       const pin = window.prompt(tr("pin_enter"));
-      if (pin) { C.storePin(pin.trim()); r = await C.change("POST", "/api/games", event); }
+      if (pin) { C.storePin(pin.trim()); r = await start(false); }
+    }
+    if (!r.ok && r.data.code === "GAME_IN_PROGRESS") {
+      if (!window.confirm(tr("replace_confirm"))) { C.toast(tr("replace_kept"), true); return; }
+      r = await start(true);
     }
     if (r.ok) { C.toast(tr("started"), true); location.href = "/controller"; }
+    else C.toast(tr("error") + ": " + (r.data.message || r.data.code));
   });
   draw();
 });

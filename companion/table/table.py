@@ -11,9 +11,11 @@ other event, so the rules still decide.
 
 ``rev`` (``"<game id>-<stored rows>"``) names what a phone last saw: every stored row (event or
 undo) and every new game gives a new one, and it never comes back. A change that names the rev
-it was made on (``expect=``) is refused with ``STALE`` when the table has moved on since, so a
-double tap, or ten phones pressing undo at once, changes the game once. Without ``expect`` a
-change applies to whatever is current (the camera, the button).
+it was made on (``expect=``) is refused with ``STALE`` when it would do twice what was done once:
+an undo or a new game made on an older rev, an event already stored since that rev (a double
+tap), anything made on another game. Other events made on an older rev apply (after a Twenty One
+roll every player enters at once). Without ``expect`` a change applies to whatever is current
+(the camera, the button).
 
 Restoring never refuses to start: a stored row the rules now refuse is skipped, as ``companion
 replay`` skips a refused line, and listed in the state's ``rejected``; a database file that is
@@ -100,6 +102,7 @@ class Table:
         self.game_id: int | None = None
         self.game: Game | None = None
         self.rows = 0  # stored rows of the current game (events and undos): the rev's counter
+        self._stored: list[dict[str, Any]] = []  # those rows, without "at"/"source" (duplicate taps)
         self.rejected: list[dict[str, Any]] = []  # stored rows the engine refused at restore
         self.notices: list[str] = []  # what restoring had to do, for the log and /api/health
         self.version = 0  # bumps with every change, for clients that poll
@@ -141,6 +144,7 @@ class Table:
 
     def _restore(self, game_id: int, rows: list[Any]) -> None:
         self.rows = len(rows)
+        self._stored = [_plain(r) if isinstance(r, Mapping) else {} for r in rows]
         try:
             self.game, self.rejected = restore(rows)
             self.game_id = game_id
@@ -169,7 +173,7 @@ class Table:
         (``GAME_IN_PROGRESS``) while the current game is unfinished; ``expect`` see :attr:`rev`."""
         with self._lock:
             event = _clean(new_game)
-            self._check_expected(expect, event)
+            self._check_expected(expect, event, strict=True)
             if not replace and self.game is not None and not self.game.engine.finished(self.game.state):
                 raise RuleError(GAME_IN_PROGRESS,
                                 f"game {self.game_id} ({self.game.name}) is not finished: a new game would "
@@ -178,6 +182,7 @@ class Table:
             self.game_id = self.log.new_game(event, source)
             self.game = game
             self.rows = 1
+            self._stored = [_plain(event)]
             self.rejected = []
             self._pending.clear()
             return self._changed()
@@ -193,7 +198,7 @@ class Table:
             if event.get("type") == "new_game":
                 return self.start(event, source, expect, replace)
             game = self._need_game()
-            self._check_expected(expect, event)
+            self._check_expected(expect, event, strict=event.get("type") == "undo")
             if event.get("type") == "undo":
                 return self.undo(source)
             game.push(event)
@@ -203,6 +208,7 @@ class Table:
                 game.pop()
                 raise
             self.rows += 1
+            self._stored.append(_plain(event))
             self._drop_stale_proposals()
             return self._changed()
 
@@ -210,7 +216,7 @@ class Table:
         """Take back the last accepted event (RuleError NOTHING_TO_UNDO after new_game)."""
         with self._lock:
             game = self._need_game()
-            self._check_expected(expect, {})
+            self._check_expected(expect, {}, strict=True)
             undone = game.pop()
             try:
                 self.log.append(self.game_id or 0, {"type": "undo"}, source)
@@ -218,11 +224,16 @@ class Table:
                 game.push(undone)
                 raise
             self.rows += 1
+            self._stored.append({"type": "undo"})
             return self._changed()
 
-    def _check_expected(self, expect: str | None, event: dict[str, Any]) -> None:
-        """STALE if the change was made on another rev, or its event names another game. The
-        event's ``game_id`` is taken out: it addresses the table, it is not part of the event."""
+    def _check_expected(self, expect: str | None, event: dict[str, Any], strict: bool = False) -> None:
+        """STALE if the change was made on another game, or its event names another game (the
+        event's ``game_id`` is taken out: it addresses the table, it is not part of the event).
+        Made on an older rev of this game, an undo or a new game (``strict``) is STALE: ten
+        phones pressing undo at once take back one event. An event is STALE only if the same
+        event was stored since that rev (a double tap, two phones entering one throw): after a
+        Twenty One roll every player enters at once, each from a board one entry behind."""
         if "game_id" in event:
             wanted = event.pop("game_id")
             if not is_json_type(wanted, int):
@@ -230,9 +241,15 @@ class Table:
             if wanted != self.game_id:
                 now = f"game {self.game_id} is being played now" if self.game_id else "no game is being played"
                 raise RuleError(STALE, f"this event is for game {wanted}, but {now}: nothing was done")
-        if expect is not None and expect != self.rev:
+        if expect is None or expect == self.rev:
+            return
+        game, _, seen = expect.partition("-")
+        if strict or game != str(self.game_id) or not seen.isdigit():
             raise RuleError(STALE, "the game changed after this was sent (another phone, the camera or "
                                    "a second tap): nothing was done; look at the board and try again")
+        if _plain(event) in self._stored[int(seen):]:
+            raise RuleError(STALE, "this was just recorded (a second tap, or another phone sent it too): "
+                                   "it counts once; look at the board")
 
     # -- proposals
     def propose(self, event: Mapping[str, Any], source: str = "camera",
@@ -350,6 +367,11 @@ def _clean(event: Mapping[str, Any]) -> dict[str, Any]:
         raise EventError("an event must be a JSON object")
     _check_meta(event)
     return dict(event)
+
+
+def _plain(event: Mapping[str, Any]) -> dict[str, Any]:
+    """An event without what does not change its meaning (when and from where it came)."""
+    return {k: v for k, v in event.items() if k not in ("at", "source", "game_id")}
 
 
 def _check_meta(event: Mapping[str, Any]) -> None:

@@ -16,8 +16,11 @@ Errors are always ``{"code": ..., "message": ...}`` with a 4xx status:
 
 Changes made on what a phone saw: the state carries ``rev`` (an opaque string, new after every
 stored event, undo or new game). ``POST /api/events``, ``/api/undo`` and ``/api/games`` take it
-back in the ``X-Table-Rev`` header; if the table has moved on since, nothing is done and the answer
-is 409 ``STALE``, so a double tap or ten phones pressing undo at once change the game once. Without
+back in the ``X-Table-Rev`` header. An undo or a new game made on a state the table has left, or
+an event that was already stored since that state, does nothing and is 409 ``STALE``: a double
+tap or ten phones pressing undo at once change the game once. Any other event made on an older
+state applies (after a Twenty One roll every player enters at once, each from a board one entry
+behind). Without
 the header a change applies to the current state (the camera, the button, scripts). An event may
 also carry ``"game_id"``: it must be the current game's (409 ``STALE`` otherwise) and is not stored.
 

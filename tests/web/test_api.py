@@ -456,6 +456,23 @@ def test_the_same_throw_sent_twice_on_the_same_rev_counts_once(client):
     assert r.status_code == 200 and r.json["scores"]["A"] == 9
 
 
+def test_every_player_enters_at_once_from_a_board_one_entry_behind(client):
+    """Twenty One: after the roll every phone sends its player's entry made on the same board;
+    each is a different event, so each is taken (only a copy of a stored one is STALE)."""
+    post(client, "/api/games", {"type": "new_game", "game": "twentyone",
+                                "players": [{"name": "Ann", "sheet": "A"}, {"name": "Bea", "sheet": "B"}]})
+    rolled = post(client, "/api/events", {"type": "roll", "player": "Ann", "dice": {
+        "white": 1, "black": 1, "red": 1, "blue": 1, "yellow": 1, "green": 1}}).json
+    seen = rolled["rev"]
+    ann = post(client, "/api/events", {"type": "strike", "player": "Ann"}, headers={"X-Table-Rev": seen})
+    bea = post(client, "/api/events", {"type": "enter", "player": "Bea", "colors": ["white"]},
+               headers={"X-Table-Rev": seen})
+    assert ann.status_code == 200 and bea.status_code == 200, bea.json
+    assert bea.json["detail"]["turn"] == 2
+    assert_error(post(client, "/api/events", {"type": "strike", "player": "Ann"}, headers={"X-Table-Rev": seen}),
+                 409, "STALE")
+
+
 def test_ten_phones_pressing_undo_at_once_undo_one_event(server):
     """Real server, ten threads: each undo names the rev it saw; one undoes, nine are STALE."""
     import threading

@@ -25,7 +25,10 @@ train photos blown up 3×, read with the fixed 0.5: 127 of 151 dice right and 10
 adapting: 150 and 1; at their own size: 151 and 1). A first look whose dice the reader is
 unsure of (mean confidence under ``DOUBTFUL_LOOK``) is also looked at twice as fine: dice of
 16 pixels come out of the finder at half size as pips of ordinary sizes (the held-out photos
-shrunk to 0.4×: 42 % of dice right without it, 89 % with it; at 0.5×: 92 % and 98 %).
+shrunk to 0.4×: 42 % of dice right without it, 89 % with it; at 0.5×: 92 % and 98 %). A look it
+is unsure of also looks much coarser, for close-ups whose dice are far too big and come back as
+their pips (``DiceReader._bigger``; close-ups of the held-out photos' dice at 200 pixels: 60 % →
+93 %).
 """
 
 from __future__ import annotations
@@ -48,6 +51,11 @@ BATCH = 8
 SIZE_LOW, SIZE_HIGH, SIZE_TARGET = 17.0, 25.0, 19.0
 MAX_LOOKS = 4
 DOUBTFUL_LOOK = 0.8  # a first look whose dice the reader is less sure of than this also looks finer
+# Close-ups: the frame's short side in finder pixels of the coarse looks for dice far too big,
+# and the mean confidence under which a look gets them, and over which a coarse look is taken
+# (see DiceReader._bigger)
+BIG_LOOK_SIDES = (160, 80, 40)
+BIG_LOOK_SURE = 0.9
 # Adapting, a frame larger than this in the finder's input (short side) is also looked at this
 # size: the held-out photos blown up 3×, adapting from 0.5 alone: 146 of 151 dice right and 20
 # extra; with this look too: 150 and 1 (held-out photos in the middle of a 3× table: 151 and 1).
@@ -212,7 +220,41 @@ class DiceReader:
                 break
             scale = new
             dice = self._read_at(frame, scale)
+        if self.adapt:
+            dice = self._bigger(frame, scale, dice)
         return self._coloured(frame, dice)
+
+    def _bigger(self, frame: np.ndarray, scale: float, dice: list[Die]) -> list[Die]:
+        """Dice far too big for every look so far: a close-up photo (a die of 200 pixels in a
+        340-pixel photo) comes back as its pips, read as dice of ordinary sizes (mostly 1s) or
+        as nothing, and the reader is unsure of them. So a look the reader is unsure of (mean
+        confidence under BIG_LOOK_SURE), or an empty one, also looks much coarser: the frame's
+        short side at 160, 80 and 40 finder pixels (dice of an eighth, a quarter or half of it
+        come out near 19). A coarse look the reader is sure of replaces it if it accounts for at
+        least half of its dice (each lies on a coarse die as a pip would, or is one) and no
+        coarse die holds more of them than its pips and one more (a pip may be found twice),
+        unless the reader doubts those are dice at all: a far-off group of four small dice looks
+        like a 4 at a coarse look, and is read surely at the fine one. A look the reader is sure
+        of is kept as it is: two dice seen coarse look like a 2. Chosen on close-ups made from the
+        held-out train photos (``models/dice-reader.md``)."""
+        conf = _mean_confidence(dice)
+        if dice and conf >= BIG_LOOK_SURE:
+            return dice
+        side = min(frame.shape[:2])
+        best = dice
+        for target in BIG_LOOK_SIDES:
+            coarse = target / side
+            if coarse >= 0.5 * min(scale, self.scale):
+                continue  # not much coarser than the looks taken
+            there = self._read_at(frame, coarse)
+            if _mean_confidence(there) < max(BIG_LOOK_SURE, conf):
+                continue
+            held = [[d for d in dice if _holds(_at(b), d)] for b in there]
+            fits = all(len(h) <= b.value + 1 for b, h in zip(there, held, strict=True))
+            doubtful = all(h and _mean_confidence(h) < DOUBTFUL_LOOK for h in held)
+            if _accounted(there, held, dice) >= 0.5 and (fits or doubtful):
+                best, conf = there, _mean_confidence(there)
+        return best
 
     def _surer(self, frame: np.ndarray, scale: float, dice: list[Die], other: float) -> tuple[float, list[Die]]:
         """(scale, dice) of the look the reader is surer of: the one taken, or one at ``other``."""
@@ -220,7 +262,9 @@ class DiceReader:
         return (other, there) if _mean_confidence(there) > _mean_confidence(dice) else (scale, dice)
 
     def _read_at(self, frame: np.ndarray, scale: float) -> list[Die]:
-        cands = self.candidates(frame, scale)
+        return self._read_candidates(frame, self.candidates(frame, scale))
+
+    def _read_candidates(self, frame: np.ndarray, cands: list[tuple[float, float, float, float]]) -> list[Die]:
         if not cands:
             return []
         crops = [crop_die(frame, cx, cy, size, self.crop, self.crop_scale) for cx, cy, size, _ in cands]
@@ -259,6 +303,37 @@ class DiceReader:
 
 def _mean_confidence(dice: list[Die]) -> float:
     return float(np.mean([d.confidence for d in dice])) if dice else 0.0
+
+
+Place = tuple[float, float, float]  # centre x, y and size of a die or a finder's candidate
+
+
+def _at(d: Die) -> Place:
+    return d.center[0], d.center[1], d.size
+
+
+def _holds(big: Place, small: Die) -> bool:
+    """Could ``small`` be a pip of the die ``big``: its centre on that die's face and its size
+    well under the die's?"""
+    cx, cy, size = big
+    return (abs(small.center[0] - cx) <= 0.5 * size and abs(small.center[1] - cy) <= 0.5 * size
+            and small.size < 0.6 * size)
+
+
+def _same(big: Place, small: Die) -> bool:
+    """Two looks' finds of one die: centres close, sizes alike."""
+    cx, cy, size = big
+    return (np.hypot(small.center[0] - cx, small.center[1] - cy) < 0.5 * min(size, small.size)
+            and 0.6 < small.size / size < 1.6)
+
+
+def _accounted(big: list[Die], held: list[list[Die]], small: list[Die]) -> float:
+    """The share of the small dice that lie on a big one as pips (``held``, per big die) or are
+    one of them (1 if there are none)."""
+    if not small:
+        return 1.0
+    ids = {id(d) for h in held for d in h} | {id(d) for d in small if any(_same(_at(b), d) for b in big)}
+    return sum(id(d) in ids for d in small) / len(small)
 
 
 def scale_for(die_px: float) -> float:

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from companion.games.base import EventError, Game, RuleError
+from companion.games.base import EventError, Game, RuleError, not_text
 
 
 class LogError(Exception):
@@ -32,25 +32,6 @@ class LogError(Exception):
 # A JSON escape of a UTF-16 surrogate (\ud800-\udfff). A pair of them is one character (an emoji);
 # a lone one decodes to no character at all, and the log is UTF-8 text (EVENTS.md).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _lone_surrogate(event: Any) -> str | None:
-    """The first string (key or value) in a decoded event that is not Unicode text, else None.
-    (A loop, not recursion: the event may be nested as deep as the JSON reader allows.)"""
-    todo = [event]
-    while todo:
-        value = todo.pop()
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                return value
-        elif isinstance(value, dict):
-            todo.extend(value.keys())
-            todo.extend(value.values())
-        elif isinstance(value, list):
-            todo.extend(value)
-    return None
 
 
 def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -72,7 +53,7 @@ def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(event, dict):
             raise LogError(number, "an event must be a JSON object")
         if _SURROGATE_ESCAPE.search(text):
-            bad = _lone_surrogate(event)
+            bad = not_text(event)
             if bad is not None:
                 raise LogError(number, f"not valid UTF-8 text: the string {ascii(bad)} holds a lone surrogate "
                                        "escape (half of a character)") from None

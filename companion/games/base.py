@@ -79,6 +79,27 @@ def is_json_type(value: Any, kind: type) -> bool:
     return isinstance(value, kind)
 
 
+def not_text(value: Any) -> str | None:
+    """The first string anywhere in a decoded JSON value (keys too) that is not Unicode text (a
+    lone UTF-16 surrogate such as ``"\\ud800"``: valid JSON, but it can be neither stored nor
+    printed as UTF-8), else None. A loop, not recursion: the value may be nested as deep as the
+    JSON reader allows."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return None
+
+
 def expect(value: Any, kind: type, where: str) -> Any:
     """Return ``value`` if it has JSON type ``kind``, else raise EventError naming ``where``."""
     if not is_json_type(value, kind):

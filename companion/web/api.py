@@ -46,7 +46,7 @@ import segno
 from flask import Blueprint, Response, current_app, jsonify, request, session, stream_with_context
 from werkzeug.exceptions import HTTPException
 
-from companion.games.base import EventError, Game, RuleError
+from companion.games.base import EventError, Game, RuleError, not_text
 from companion.table.table import NO_SUCH_PROPOSAL, replay_rows
 from companion.web.app import Companion
 from companion.web.auth import is_loopback
@@ -126,25 +126,6 @@ def _depth(value: Any, limit: int) -> bool:
     return False
 
 
-def _not_text(value: Any) -> bool:
-    """True if a string anywhere in ``value`` (keys too) holds a lone UTF-16 surrogate such as
-    ``"\\ud800"``: valid JSON, but not text; it could be neither stored nor answered in UTF-8."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -166,7 +147,7 @@ def body(allowed: frozenset[str] | None = None, optional: bool = False) -> dict[
         raise ApiError(400, "BAD_JSON", f"the body must be a JSON object, not {kind}")
     if _depth(value, MAX_DEPTH):
         raise ApiError(400, "BAD_JSON", f"the body nests deeper than {MAX_DEPTH} levels")
-    if _not_text(value):
+    if not_text(value) is not None:
         raise ApiError(400, "BAD_JSON", "a string in the body holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
                                         "which is not text")
     if allowed is not None:

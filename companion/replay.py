@@ -1,9 +1,10 @@
 """``companion replay LOG.jsonl``: apply a game log's events in order, print the final state.
 
-The contract is ``spec/EVENTS.md`` ("Log files and replay"). Two extensions, both optional:
+The contract is ``spec/EVENTS.md`` ("Log files and replay"). Three extensions, all optional:
 an ``{"type": "undo"}`` event takes back the last accepted event (that is how the table's
-append-only log records an undo), and a later ``new_game`` starts a fresh game (the final state
-is then that game's).
+append-only log records an undo), a ``{"type": "resume"}`` event changes nothing (the table's
+raw log marks where play came back to a game that had been left), and a later ``new_game``
+starts a fresh game (the final state is then that game's).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def replay(numbered_events: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, A
                 raise LogError(number, f"a log starts with a 'new_game' event, not '{event.get('type')}'")
             elif event.get("type") == "undo":
                 game.pop()
+            elif event.get("type") == "resume":
+                continue
             else:
                 game.push(event)
         except EventError as err:

@@ -3,6 +3,12 @@
 WAL journal with ``synchronous=FULL``: when :meth:`EventLog.append` returns, the row is on disk
 and survives a power cut or a SIGKILL. An undo is itself an appended row (``{"type": "undo"}``),
 so nothing is ever rewritten; a game's state is the replay of its rows.
+
+Which game the table is playing is stored too, so that a restart comes back to it: every new game
+and every resume appends a row to ``current_game``, and the last row names the current game. A
+resume is also a ``{"type": "resume"}`` row in the resumed game's own log (its rev moves on; the
+raw export shows when play came back to it). A log written before resuming existed has no
+``current_game`` rows: its newest game is the current one, as it always was.
 """
 
 from __future__ import annotations
@@ -29,6 +35,11 @@ CREATE TABLE IF NOT EXISTS events (
     at TEXT NOT NULL,
     body TEXT NOT NULL,
     PRIMARY KEY (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS current_game (
+    n INTEGER PRIMARY KEY,
+    game_id INTEGER NOT NULL REFERENCES games(id),
+    at TEXT NOT NULL
 );
 """
 
@@ -67,6 +78,7 @@ class EventLog:
                                        (str(event.get("game")), now_iso()))
                 game_id = int(cur.lastrowid or 0)
                 self._insert(game_id, 1, event, source)
+                self._make_current(game_id)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -88,6 +100,27 @@ class EventLog:
                 raise
             return seq
 
+    def resume(self, game_id: int, source: str | None = None) -> int:
+        """Make a stored game the current one again: a ``resume`` row in its log and a
+        ``current_game`` row, in one transaction; return the resume row's sequence number."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                (last,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE game_id = ?",
+                                           (game_id,)).fetchone()
+                if not last:
+                    raise KeyError(game_id)
+                self._insert(game_id, last + 1, {"type": "resume"}, source)
+                self._make_current(game_id)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            return last + 1
+
+    def _make_current(self, game_id: int) -> None:
+        self._db.execute("INSERT INTO current_game (game_id, at) VALUES (?, ?)", (game_id, now_iso()))
+
     def _insert(self, game_id: int, seq: int, event: Mapping[str, Any], source: str | None) -> None:
         body = dict(event)
         if source is not None:
@@ -107,8 +140,12 @@ class EventLog:
         return [_decode(body) for (body,) in rows]
 
     def latest_game(self) -> int | None:
+        """The game the table was playing last: the last one started or resumed (the newest game
+        in a log written before resuming existed). None in an empty log."""
         with self._lock:
-            row = self._db.execute("SELECT MAX(id) FROM games").fetchone()
+            row = self._db.execute("SELECT game_id FROM current_game ORDER BY n DESC LIMIT 1").fetchone()
+            if row is None:
+                row = self._db.execute("SELECT MAX(id) FROM games").fetchone()
         return row[0] if row and row[0] is not None else None
 
     def games(self) -> list[dict[str, Any]]:

@@ -17,6 +17,12 @@ tap), anything made on another game. Other events made on an older rev apply (af
 roll every player enters at once). Without ``expect`` a change applies to whatever is current
 (the camera, the button).
 
+Resuming (:meth:`Table.resume`) makes an unfinished game of the log the current one again, as
+it was left: its rows are replayed, a ``resume`` row is appended to its log (so its rev moves on
+and never repeats one a phone saw before it was left), the log records it as the current game
+(a restart comes back to it), proposals pending for the game that was left are dropped, and
+subscribers get the resumed game's state. Events from then on go to the resumed game's log.
+
 Restoring never refuses to start: a stored row the rules now refuse is skipped, as ``companion
 replay`` skips a refused line, and listed in the state's ``rejected``; a database file that is
 not SQLite (or is damaged) is renamed aside and a fresh one started; both are logged loudly and
@@ -36,7 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from companion.games.base import EventError, Game, RuleError, is_json_type
+from companion.games.base import GAME_OVER, EventError, Game, RuleError, is_json_type
 from companion.table.log import EventLog
 
 Subscriber = Callable[[dict[str, Any]], None]
@@ -47,6 +53,8 @@ NO_GAME = "NO_GAME"
 NO_SUCH_PROPOSAL = "NO_SUCH_PROPOSAL"
 STALE = "STALE"
 GAME_IN_PROGRESS = "GAME_IN_PROGRESS"
+NO_SUCH_GAME = "NO_SUCH_GAME"
+CANNOT_RESUME = "CANNOT_RESUME"
 
 
 @dataclass
@@ -66,7 +74,8 @@ def restore(rows: list[Any]) -> tuple[Game, list[dict[str, Any]]]:
     """A game rebuilt from its stored rows (undo rows take back the last accepted event), and
     the rows the engine refused, skipped as ``companion replay`` skips a refused line:
     ``{"line", "code", "message"}`` with the row's 1-based number. Only a refused first row
-    (the ``new_game``) raises (RuleError/EventError): then there is no game to restore."""
+    (the ``new_game``) raises (RuleError/EventError): then there is no game to restore. A
+    ``resume`` row only says that play came back to this game: it changes nothing."""
     if not rows or not isinstance(rows[0], Mapping):
         raise EventError("the game's first stored row is not a new_game event")
     game = Game.start(rows[0])
@@ -77,6 +86,8 @@ def restore(rows: list[Any]) -> tuple[Game, list[dict[str, Any]]]:
                 raise EventError("the stored row is not a JSON object")
             if row.get("type") == "undo":
                 game.pop()
+            elif row.get("type") == "resume":
+                continue
             else:
                 game.push(row)
         except RuleError as err:
@@ -106,6 +117,7 @@ class Table:
         self.rejected: list[dict[str, Any]] = []  # stored rows the engine refused at restore
         self.notices: list[str] = []  # what restoring had to do, for the log and /api/health
         self.version = 0  # bumps with every change, for clients that poll
+        self._finished: dict[int, tuple[int, bool | None]] = {}  # game id -> (rows, finished): history
         self.log, latest, rows = self._open(Path(path))
         if latest is not None:
             self._restore(latest, rows)
@@ -185,6 +197,40 @@ class Table:
             self._stored = [_plain(event)]
             self.rejected = []
             self._pending.clear()
+            return self._changed()
+
+    def resume(self, game_id: int, source: str | None = None, expect: str | None = None,
+               replace: bool = True) -> dict[str, Any]:
+        """Make an unfinished game of the log the current one again, exactly as it was left
+        (events, scores, whose turn); the game that was current stays in the log as it is.
+        RuleError ``NO_SUCH_GAME`` (no such game), ``GAME_OVER`` (it is finished: nothing to
+        continue), ``CANNOT_RESUME`` (its first row is refused: nothing to restore);
+        ``replace=False`` and ``expect`` as in :meth:`start`. Resuming the current game does
+        nothing and stores nothing."""
+        with self._lock:
+            self._check_expected(expect, {}, strict=True)
+            if game_id == self.game_id:
+                return self.state()
+            rows = self.log.events(game_id) if 0 <= game_id < 2**63 else []
+            if not rows:
+                raise RuleError(NO_SUCH_GAME, f"there is no game {game_id}")
+            try:
+                game, rejected = restore(rows)
+            except (RuleError, EventError) as err:
+                raise RuleError(CANNOT_RESUME, f"game {game_id} cannot be resumed: its first row is refused "
+                                               f"({getattr(err, 'message', err)})") from None
+            if game.engine.finished(game.state):
+                raise RuleError(GAME_OVER, f"game {game_id} ({game.name}) is finished: there is nothing to "
+                                           "continue; its log stays in the history")
+            if not replace and self.game is not None and not self.game.engine.finished(self.game.state):
+                raise RuleError(GAME_IN_PROGRESS,
+                                f"game {self.game_id} ({self.game.name}) is not finished: resuming game "
+                                f"{game_id} would leave it; confirm to resume anyway (it stays in the history)")
+            self.log.resume(game_id, source)
+            self.game_id, self.game, self.rejected = game_id, game, rejected
+            self.rows = len(rows) + 1
+            self._stored = [_plain(r) if isinstance(r, Mapping) else {} for r in rows] + [{"type": "resume"}]
+            self._pending.clear()  # the camera's proposals were about the game that was left
             return self._changed()
 
     def apply(self, event: Mapping[str, Any], source: str | None = None, expect: str | None = None,
@@ -326,7 +372,27 @@ class Table:
         return replay_rows(rows).events
 
     def games(self) -> list[dict[str, Any]]:
-        return self.log.games()
+        """Every stored game, newest first, with ``finished`` (None for a game that cannot be
+        restored): the History page offers to resume the unfinished ones."""
+        with self._lock:
+            listed = self.log.games()
+            for g in listed:
+                g["finished"] = self._is_finished(g["id"], g["events"])
+            return listed
+
+    def _is_finished(self, game_id: int, rows: int) -> bool | None:
+        """Replays a past game once per change of its rows; the current game is at hand."""
+        if game_id == self.game_id and self.game is not None:
+            return bool(self.game.engine.finished(self.game.state))
+        known = self._finished.get(game_id)
+        if known is None or known[0] != rows:
+            try:
+                game = restore(self.log.events(game_id))[0]
+                known = (rows, bool(game.engine.finished(game.state)))
+            except (RuleError, EventError):
+                known = (rows, None)
+            self._finished[game_id] = known
+        return known[1]
 
     # -- subscribers
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:

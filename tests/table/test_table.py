@@ -214,3 +214,97 @@ def test_a_file_that_is_not_a_database_is_kept_aside_and_a_new_log_started(tmp_p
     table.start(NEW)
     table.close()
     assert Table(path).state()["game"] == "exact21"
+
+
+# -- resuming an unfinished game ------------------------------------------------------------------
+
+def left_behind(table) -> dict:
+    """Game 1 half played (A 5 points, B to throw) and left for game 2 with a camera proposal
+    pending; returns game 1's state as it was left."""
+    table.apply({"type": "throw", "side": "A", "cup": "yellow"})
+    table.apply({"type": "throw", "side": "B", "cup": "miss"})
+    table.apply({"type": "throw", "side": "A", "cup": "miss"})
+    left = table.state()
+    assert left["scores"] == {"A": 5, "B": 0} and left["to_act"] == ["B"]
+    table.start({**NEW, "sides": [{"name": "X"}, {"name": "Y"}]}, replace=True)
+    table.propose({"type": "dice", "side": "X", "values": {"blue": 1, "red": 2, "green": 3, "yellow": 4}})
+    return left
+
+
+def test_a_resumed_game_is_the_current_one_exactly_as_it_was_left(table):
+    left = left_behind(table)
+    seen = {left["rev"], table.rev}
+    told: list[dict] = []
+    table.subscribe(told.append)
+    state = table.resume(1, source="phone")
+    assert state["game_id"] == 1 and table.game_id == 1
+    for key in ("players", "scores", "to_act", "detail", "legal", "seq", "finished"):
+        assert state[key] == left[key], key
+    assert state["pending"] == [] and table.pending() == [], "the camera's proposal was for game 2"
+    assert state["rev"] not in seen, "a rev a phone saw before must never come back"
+    assert told and told[-1]["game_id"] == 1 and told[-1]["rev"] == state["rev"]
+    assert table.log.events(1)[-1]["type"] == "resume"
+    # play goes on in game 1's log; an undo takes back its last event, not the resume
+    table.apply({"type": "throw", "side": "B", "cup": "red"})
+    assert table.state()["scores"] == {"A": 5, "B": 4}
+    table.undo()
+    assert table.state()["scores"] == {"A": 5, "B": 0} and table.state()["to_act"] == ["B"]
+    assert [r["type"] for r in table.log.events(2)] == ["new_game"], "the game that was left is untouched"
+
+
+def test_the_resumed_game_stays_current_after_a_restart_and_its_export_is_complete(tmp_path, table):
+    left_behind(table)
+    table.resume(1)
+    table.apply({"type": "throw", "side": "B", "cup": "blue"})
+    before = table.state()
+    table.close()
+
+    again = Table(tmp_path / "table.sqlite")
+    after = again.state()
+    assert after["game_id"] == 1, "a restart comes back to the resumed game, not to the newest one"
+    assert after["scores"] == before["scores"] == {"A": 5, "B": 6} and after["to_act"] == ["A"]
+    assert after["rev"] == before["rev"]
+    assert [e["type"] for e in again.export(1)] == ["new_game", "dice", "dice"] + ["throw"] * 4
+    log = tmp_path / "game-1.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in again.export(1, raw=True)))
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", str(log)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["scores"] == {"A": 5, "B": 6}, "the raw log with its resume row replays"
+
+    # a game started after the resume is the current one after the next restart
+    again.start({**NEW, "sides": [{"name": "P"}, {"name": "Q"}]}, replace=True)
+    again.close()
+    third = Table(tmp_path / "table.sqlite")
+    assert third.game_id == 3 and third.state()["players"] == ["P", "Q"]
+    third.close()
+
+
+def test_resume_refuses_an_unknown_game_a_finished_one_and_leaving_an_unfinished_one(table):
+    left_behind(table)  # game 2 (X/Y) is current, unfinished
+    table.start(NEW, replace=True)  # game 3: played to the end below
+    table.apply(DICE_A)
+    table.apply(DICE_B)
+    for _ in range(4):  # A: four yellows (20), B misses; then the silver cup wins (E10, E11)
+        table.apply({"type": "throw", "side": "A", "cup": "yellow"})
+        table.apply({"type": "throw", "side": "B", "cup": "miss"})
+    table.apply({"type": "throw", "side": "A", "cup": "silver"})
+    assert table.state()["finished"]
+    assert [(g["id"], g["finished"]) for g in table.games()] == [(3, True), (2, False), (1, False)]
+
+    table.resume(2)  # leaving a finished game needs no confirmation
+    rows = {g: len(table.log.events(g)) for g in (1, 2, 3)}
+    for game_id, replace, code in [(99, True, "NO_SUCH_GAME"), (-1, True, "NO_SUCH_GAME"),
+                                   (2**70, True, "NO_SUCH_GAME"), (3, True, "GAME_OVER"),
+                                   (1, False, "GAME_IN_PROGRESS")]:
+        with pytest.raises(RuleError) as err:
+            table.resume(game_id, replace=replace)
+        assert err.value.code == code, game_id
+        assert table.game_id == 2
+    with pytest.raises(RuleError) as err:
+        table.resume(1, replace=True, expect="2-1")  # made on game 2 before its resume row
+    assert err.value.code == "STALE"
+    assert {g: len(table.log.events(g)) for g in (1, 2, 3)} == rows, "a refused resume stores nothing"
+    state = table.resume(2, expect=table.rev)  # the current game: nothing to do, nothing stored
+    assert state["game_id"] == 2 and len(table.log.events(2)) == rows[2]
+    assert table.resume(1, replace=True)["scores"] == {"A": 5, "B": 0}

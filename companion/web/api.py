@@ -11,12 +11,14 @@ Errors are always ``{"code": ..., "message": ...}`` with a 4xx status:
   ``DICE_NOT_DISTINCT``), 409 for every other rule refusal: the event is fine, the table is not
   in a state that allows it (``GAME_OVER``, ``NOT_YOUR_TURN``, ``NO_GAME``, ``NOTHING_TO_UNDO``...);
 - 409 ``STALE``: the change was made on a state the table has left (see below);
-- 409 ``GAME_IN_PROGRESS``: a new game while the current one is unfinished, without ``?replace=1``;
+- 409 ``GAME_IN_PROGRESS``: a new game, or resuming another game, while the current one is
+  unfinished, without ``?replace=1``; 409 ``GAME_OVER`` / ``CANNOT_RESUME``: resuming a finished
+  game, or one whose first row the rules refuse;
 - 503 ``TOO_MANY_STREAMS`` (with ``Retry-After``): every stream slot is taken (``GET /api/stream``).
 
 Changes made on what a phone saw: the state carries ``rev`` (an opaque string, new after every
-stored event, undo or new game). ``POST /api/events``, ``/api/undo`` and ``/api/games`` take it
-back in the ``X-Table-Rev`` header. An undo or a new game made on a state the table has left, or
+stored event, undo, new game or resume). ``POST /api/events``, ``/api/undo``, ``/api/games`` and
+``/api/games/<id>/resume`` take it back in the ``X-Table-Rev`` header. An undo or a new game made on a state the table has left, or
 an event that was already stored since that state, does nothing and is 409 ``STALE``: a double
 tap or ten phones pressing undo at once change the game once. Any other event made on an older
 state applies (after a Twenty One roll every player enters at once, each from a board one entry
@@ -27,6 +29,16 @@ also carry ``"game_id"``: it must be the current game's (409 ``STALE`` otherwise
 Starting a game: ``POST /api/games`` (or a ``new_game`` to ``/api/events``) while the current game
 is not finished is 409 ``GAME_IN_PROGRESS``; ``?replace=1`` confirms that the unfinished game
 should be left (it stays in the history and its log can be exported).
+
+Resuming a game: ``POST /api/games/<id>/resume`` (no body) makes an unfinished game of the
+history the current game again, exactly as it was left (events, scores, whose turn), and answers
+its state; events from then on are stored in that game's log, and a restart comes back to it.
+Proposals pending from the camera are dropped, every stream gets the resumed game's state, and
+its rev is one never seen before. 404 ``NO_SUCH_GAME`` for an unknown id, 409 ``GAME_OVER`` for a
+finished game, 409 ``GAME_IN_PROGRESS`` while the current game is unfinished unless
+``?replace=1`` confirms (the game left stays in the history, resumable in turn); resuming the
+current game changes nothing. ``GET /api/games`` lists every game with ``finished`` (null for a
+game that cannot be restored) and ``current``, the current game's id.
 
 Unknown fields: an *event* (``POST /api/events``, ``POST /api/games``) may carry fields the engine
 does not know — EVENTS.md lets events be extended with optional fields, so they are stored and
@@ -47,7 +59,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, session, s
 from werkzeug.exceptions import HTTPException
 
 from companion.games.base import EventError, Game, RuleError, not_text
-from companion.table.table import NO_SUCH_PROPOSAL, replay_rows
+from companion.table.table import NO_SUCH_GAME, NO_SUCH_PROPOSAL, replay_rows
 from companion.web.app import Companion
 from companion.web.auth import is_loopback
 
@@ -81,7 +93,7 @@ def _api_error(err: ApiError) -> Response:
 
 @api.errorhandler(RuleError)
 def _rule_error(err: RuleError) -> Response:
-    if err.code == NO_SUCH_PROPOSAL:
+    if err.code in (NO_SUCH_PROPOSAL, NO_SUCH_GAME):
         return error(404, err.code, err.message)
     return error(422 if err.code in VALUE_CODES else 409, err.code, err.message)
 
@@ -346,6 +358,14 @@ def start_game() -> tuple[Response, int]:
     if event["type"] != "new_game":
         raise ApiError(400, "BAD_EVENT", "POST /api/games takes a 'new_game' event; other events go to /api/events")
     return jsonify(ctx().table.start(event, source_of(event), expected_rev(), replace_wanted())), 201
+
+
+@api.post("/games/<int:game_id>/resume")
+@needs_pin
+def resume_game(game_id: int) -> Response:
+    """Continue an unfinished game of the history (see the module's docstring)."""
+    body(frozenset(), optional=True)
+    return jsonify(ctx().table.resume(game_id, "phone", expected_rev(), replace_wanted()))
 
 
 @api.post("/events")

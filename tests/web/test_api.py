@@ -81,7 +81,7 @@ def test_every_changing_endpoint_needs_the_pin(client):
     proposal = client.application.extensions["companion"].table.propose(
         {"type": "throw", "side": "A", "cup": "red"})
     for path in ("/api/games", "/api/events", "/api/undo", f"/api/pending/{proposal.id}/confirm",
-                 f"/api/pending/{proposal.id}/reject"):
+                 f"/api/pending/{proposal.id}/reject", "/api/games/1/resume"):
         assert_error(post(client, path, {}, pin="9999", environ_base={"REMOTE_ADDR": f"10.0.0.{len(path)}"}),
                      403, "BAD_PIN")
     assert client.get("/api/state").json["seq"] == 3
@@ -159,7 +159,7 @@ def test_no_5xx_for_any_bad_body_on_any_endpoint(client):
               '{"type": "new_game", "game": "exact21", "sides": "AB"}', '{"type": "new_game", "game": "chess"}',
               '{"type": "new_game", "game": "exact21", "sides": [1, 2]}', "\x00"]
     paths = ["/api/games", "/api/events", "/api/undo", f"/api/pending/{pid}/confirm", "/api/pending/999/reject",
-             "/api/login"]
+             "/api/login", "/api/games/1/resume", "/api/games/7/resume"]
     for path in paths:
         for raw in bodies:
             r = post(client, path, raw)
@@ -554,6 +554,58 @@ def test_new_game_mid_game_needs_confirmation(client):
 def test_new_game_after_a_finished_game_needs_no_confirmation(client):
     play_to_the_end(client)
     assert post(client, "/api/games", NEW_EXACT21).status_code == 201
+
+
+# -- an unfinished game left behind can be resumed ---------------------------------------------
+
+def test_an_unfinished_game_resumes_exactly_as_it_was_left(client):
+    ready(client)
+    post(client, "/api/events", {"type": "throw", "side": "A", "cup": "yellow"})
+    left = client.get("/api/state").json
+    assert post(client, "/api/games?replace=1", {**NEW_EXACT21, "sides": [{"name": "X"}, {"name": "Y"}]}).json[
+        "game_id"] == 2
+    client.application.extensions["companion"].table.propose(
+        {"type": "dice", "side": "X", "values": {"blue": 1, "red": 2, "green": 3, "yellow": 4}})
+    assert [(g["id"], g["finished"]) for g in client.get("/api/games").json["games"]] == [(2, False), (1, False)]
+
+    # game 2 is unfinished too: leaving it needs the same confirmation as a new game
+    assert_error(post(client, "/api/games/1/resume"), 409, "GAME_IN_PROGRESS")
+    assert client.get("/api/state").json["game_id"] == 2
+    assert len(client.get("/api/pending").json["pending"]) == 1
+
+    r = post(client, "/api/games/1/resume?replace=1")
+    assert r.status_code == 200, r.json
+    for key in ("game_id", "players", "scores", "to_act", "detail", "legal", "seq"):
+        assert r.json[key] == left[key], key
+    assert r.json["rev"] != left["rev"] and client.get("/api/state").json["rev"] == r.json["rev"]
+    assert client.get("/api/pending").json["pending"] == [], "the camera's proposal was about game 2"
+    listed = client.get("/api/games").json
+    assert listed["current"] == 1 and [(g["id"], g["finished"]) for g in listed["games"]] == [(2, False), (1, False)]
+
+    # a change made on the state the phones saw before game 1 was left is STALE, a fresh one applies
+    assert_error(post(client, "/api/undo", headers={"X-Table-Rev": left["rev"]}), 409, "STALE")
+    r = post(client, "/api/events", {"type": "throw", "side": "A", "cup": "red"}, headers={"X-Table-Rev": r.json["rev"]})
+    assert r.status_code == 200 and r.json["scores"]["A"] == 9
+    exported = [json.loads(line) for line in client.get("/api/games/1/log.jsonl").get_data(as_text=True).splitlines()]
+    assert [e["type"] for e in exported][-2:] == ["throw", "throw"]
+    assert replay(read_jsonl(json.dumps(e) + "\n" for e in exported))["scores"] == r.json["scores"]
+    # resuming the current game again (a second tap) changes nothing
+    assert post(client, "/api/games/1/resume").json["seq"] == r.json["seq"]
+
+
+def test_resume_refuses_an_unknown_or_a_finished_game(client):
+    assert_error(post(client, "/api/games/1/resume"), 404, "NO_SUCH_GAME")
+    play_to_the_end(client)
+    assert post(client, "/api/games", NEW_EXACT21).status_code == 201  # after a finished game: no question
+    for path in ("/api/games/3/resume", f"/api/games/{2**63}/resume", f"/api/games/{2**64}/resume?replace=1"):
+        assert_error(post(client, path), 404, "NO_SUCH_GAME")
+    r = post(client, "/api/games/1/resume?replace=1")
+    assert_error(r, 409, "GAME_OVER")
+    assert "game 1" in r.json["message"]
+    assert_error(post(client, "/api/games/1/resume", pin=None, environ_base=PHONE), 403, "PIN_REQUIRED")
+    assert_error(post(client, "/api/games/1/resume", {"x": 1}), 400, "UNKNOWN_FIELD")
+    state = client.get("/api/state").json
+    assert state["game_id"] == 2 and state["seq"] == 1
 
 
 # -- bad input: 4xx, never 5xx -------------------------------------------------------------------

@@ -279,3 +279,47 @@ def test_a_page_whose_stream_was_refused_connects_when_a_slot_frees(browser, ser
     version = get_state(server.port)["version"]
     board.wait_for_function(f"document.body.dataset.version === '{version}'", timeout=3000)
     assert [e for e in errors if "503" not in e] == []
+
+
+def test_history_resumes_an_unfinished_game_and_the_scoreboards_show_it(browser, server):
+    """Game 1 is left half played for game 2; on History its Resume button asks first (game 2
+    is unfinished too), then the scoreboard shows game 1's scores and whose turn it is, and a
+    scoreboard already open follows without a reload."""
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "Reds"}, {"name": "Blues"}]})
+    post(server.port, "/api/events", {"type": "dice", "side": "Reds", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    post(server.port, "/api/events", {"type": "dice", "side": "Blues", "values": {"blue": 1, "red": 2, "green": 6, "yellow": 4}})
+    post(server.port, "/api/events", {"type": "throw", "side": "Reds", "cup": "yellow"})
+    post(server.port, "/api/games?replace=1", {"type": "new_game", "game": "exactly", "players": ["P1", "P2"]})
+    errors: list[str] = []
+    board = phone(browser, server.url + "/", errors)
+    board.evaluate("window.__not_reloaded = true")
+    board.wait_for_selector('#board [data-player="P1"], #board:has-text("P1")')
+
+    page = phone(browser, server.url + f"/controller#pin={PIN}", errors)
+    page.wait_for_function("localStorage.getItem('companion.pin') !== null")
+    page.goto(server.url + "/history")
+    page.wait_for_selector('#games [data-game="1"] button.resume')
+    assert page.locator('#games [data-game="2"] button.resume').count() == 0, "game 2 is being played"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "history-resume.png"), full_page=True)
+
+    asked: list[str] = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    page.click('#games [data-game="1"] button.resume')
+    page.wait_for_selector("#toast:not([hidden])")
+    assert asked and "#1" in asked[0] and "not finished" in asked[0]
+    assert get_state(server.port)["game_id"] == 2, "dismissed: the game in progress goes on"
+
+    page.once("dialog", lambda d: d.accept())
+    page.click('#games [data-game="1"] button.resume')
+    page.wait_for_url(server.url + "/")
+    for b in (page, board):
+        b.wait_for_function("document.querySelector('#board [data-score=\"Reds\"]')?.textContent === '5'",
+                            timeout=3000)
+        assert score(b, "Blues") == "0"
+        assert b.locator("#board .on-turn").get_attribute("data-side") == "Blues"
+    assert board.evaluate("window.__not_reloaded") is True
+    state = get_state(server.port)
+    assert state["game_id"] == 1 and state["to_act"] == ["Blues"]
+    page.screenshot(path=str(SHOTS / "resumed-scoreboard.png"))
+    assert errors == []

@@ -1,4 +1,5 @@
-// Past games with export links, and the score-over-time chart of one game (hand-drawn SVG).
+// Past games with export links, the score-over-time chart of one game (hand-drawn SVG), and a
+// Resume button on each unfinished game that is not the one being played.
 "use strict";
 document.addEventListener("DOMContentLoaded", async () => {
   const {el, tr} = window.C;
@@ -34,12 +35,31 @@ document.addEventListener("DOMContentLoaded", async () => {
     chart.replaceChildren(el("h2", {}, tr("score_over_time") + " · #" + id + " " + C.gameName(r.data.game)), svg, legend);
   }
 
+  // Resume a game; leaving an unfinished current game needs the player's say-so (as a new game).
+  async function resume(id) {
+    const send = (replace) => C.api("POST", `/api/games/${id}/resume` + (replace ? "?replace=1" : ""));
+    let r = await send(false);
+    if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN")) {
+      const pin = window.prompt(tr("pin_enter"));
+      if (pin) { C.storePin(pin.trim()); r = await send(false); }
+    }
+    if (!r.ok && r.data.code === "GAME_IN_PROGRESS") {
+      if (!window.confirm(tr("resume_confirm", {id}))) { C.toast(tr("replace_kept"), true); return; }
+      r = await send(true);
+    }
+    if (r.ok) { C.toast(tr("resumed"), true); location.href = "/"; }
+    else C.toast(tr("error") + ": " + (r.data.message || r.data.code));
+  }
+
   const r = await C.api("GET", "/api/games");
   if (!r.ok || !r.data.games.length) { chart.replaceChildren(el("p", {class: "empty"}, tr("no_game"))); return; }
   for (const g of r.data.games) {
-    list.appendChild(el("li", {"data-game": g.id},
+    const now = g.id === r.data.current;
+    list.appendChild(el("li", {"data-game": g.id, "data-finished": String(g.finished), "data-current": now},
       el("span", {class: "g"}, el("b", {}, "#" + g.id + " " + C.gameName(g.game)), el("br"),
-        el("span", {class: "dim"}, (g.created || "").replace("T", " ").slice(0, 16) + " · " + tr("events", {n: g.events}))),
+        el("span", {class: "dim"}, (g.created || "").replace("T", " ").slice(0, 16) + " · " + tr("events", {n: g.events})
+          + (now ? " · " + tr("playing_now") : g.finished === false ? " · " + tr("unfinished") : ""))),
+      g.finished === false && !now ? el("button", {type: "button", class: "resume okb", onclick: () => resume(g.id)}, tr("resume")) : null,
       el("button", {type: "button", onclick: () => draw(g.id)}, tr("score_over_time")),
       el("a", {href: `/api/games/${g.id}/log.jsonl`, download: `game-${g.id}.jsonl`}, tr("export"))));
   }

@@ -71,12 +71,8 @@ def replay(numbered_events: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, A
                 game = Game.start(event)
             elif game is None:
                 raise LogError(number, f"a log starts with a 'new_game' event, not '{event.get('type')}'")
-            elif event.get("type") == "undo":
-                game.pop()
-            elif event.get("type") == "resume":
-                continue
             else:
-                game.push(event)
+                game.play(event)
         except EventError as err:
             raise LogError(number, str(err)) from None
         except RuleError as err:

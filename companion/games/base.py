@@ -336,6 +336,14 @@ class Game:
     def state(self) -> Any:
         return self.states[-1]
 
+    def play(self, row: Mapping[str, Any]) -> None:
+        """One row of a log: an ``undo`` takes back the last accepted event, a ``resume`` (the
+        table's note that play came back to this game) changes nothing, any other is pushed."""
+        if row.get("type") == "undo":
+            self.pop()
+        elif row.get("type") != "resume":
+            self.push(row)
+
     def push(self, event: Mapping[str, Any]) -> None:
         """Apply an event; RuleError (nothing changes) or EventError if refused."""
         new = self.engine.apply(self.state, event)

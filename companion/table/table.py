@@ -84,12 +84,7 @@ def restore(rows: list[Any]) -> tuple[Game, list[dict[str, Any]]]:
         try:
             if not isinstance(row, Mapping):
                 raise EventError("the stored row is not a JSON object")
-            if row.get("type") == "undo":
-                game.pop()
-            elif row.get("type") == "resume":
-                continue
-            else:
-                game.push(row)
+            game.play(row)
         except RuleError as err:
             rejected.append({"line": line, "code": err.code, "message": err.message})
         except EventError as err:

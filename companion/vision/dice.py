@@ -249,7 +249,7 @@ class DiceReader:
             there = self._read_at(frame, coarse)
             if _mean_confidence(there) < max(BIG_LOOK_SURE, conf):
                 continue
-            held = [[d for d in dice if _holds(_at(b), d)] for b in there]
+            held = [[d for d in dice if _holds(b, d)] for b in there]
             fits = all(len(h) <= b.value + 1 for b, h in zip(there, held, strict=True))
             doubtful = all(h and _mean_confidence(h) < DOUBTFUL_LOOK for h in held)
             if _accounted(there, held, dice) >= 0.5 and (fits or doubtful):
@@ -262,9 +262,7 @@ class DiceReader:
         return (other, there) if _mean_confidence(there) > _mean_confidence(dice) else (scale, dice)
 
     def _read_at(self, frame: np.ndarray, scale: float) -> list[Die]:
-        return self._read_candidates(frame, self.candidates(frame, scale))
-
-    def _read_candidates(self, frame: np.ndarray, cands: list[tuple[float, float, float, float]]) -> list[Die]:
+        cands = self.candidates(frame, scale)
         if not cands:
             return []
         crops = [crop_die(frame, cx, cy, size, self.crop, self.crop_scale) for cx, cy, size, _ in cands]
@@ -305,26 +303,17 @@ def _mean_confidence(dice: list[Die]) -> float:
     return float(np.mean([d.confidence for d in dice])) if dice else 0.0
 
 
-Place = tuple[float, float, float]  # centre x, y and size of a die or a finder's candidate
+def _holds(big: Die, small: Die) -> bool:
+    """Could ``small`` be a pip of ``big``: its centre on that die's face and its size well
+    under the die's?"""
+    return (abs(small.center[0] - big.center[0]) <= 0.5 * big.size
+            and abs(small.center[1] - big.center[1]) <= 0.5 * big.size and small.size < 0.6 * big.size)
 
 
-def _at(d: Die) -> Place:
-    return d.center[0], d.center[1], d.size
-
-
-def _holds(big: Place, small: Die) -> bool:
-    """Could ``small`` be a pip of the die ``big``: its centre on that die's face and its size
-    well under the die's?"""
-    cx, cy, size = big
-    return (abs(small.center[0] - cx) <= 0.5 * size and abs(small.center[1] - cy) <= 0.5 * size
-            and small.size < 0.6 * size)
-
-
-def _same(big: Place, small: Die) -> bool:
+def _same(a: Die, b: Die) -> bool:
     """Two looks' finds of one die: centres close, sizes alike."""
-    cx, cy, size = big
-    return (np.hypot(small.center[0] - cx, small.center[1] - cy) < 0.5 * min(size, small.size)
-            and 0.6 < small.size / size < 1.6)
+    return (np.hypot(a.center[0] - b.center[0], a.center[1] - b.center[1]) < 0.5 * min(a.size, b.size)
+            and 0.6 < a.size / b.size < 1.6)
 
 
 def _accounted(big: list[Die], held: list[list[Die]], small: list[Die]) -> float:
@@ -332,7 +321,7 @@ def _accounted(big: list[Die], held: list[list[Die]], small: list[Die]) -> float
     one of them (1 if there are none)."""
     if not small:
         return 1.0
-    ids = {id(d) for h in held for d in h} | {id(d) for d in small if any(_same(_at(b), d) for b in big)}
+    ids = {id(d) for h in held for d in h} | {id(d) for d in small if any(_same(b, d) for b in big)}
     return sum(id(d) in ids for d in small) / len(small)
 
 

@@ -107,8 +107,7 @@ class Table:
         self._ids = itertools.count(1)
         self.game_id: int | None = None
         self.game: Game | None = None
-        self.rows = 0  # stored rows of the current game (events and undos): the rev's counter
-        self._stored: list[dict[str, Any]] = []  # those rows, without "at"/"source" (duplicate taps)
+        self._stored: list[dict[str, Any]] = []  # the current game's stored rows, plain (duplicate taps)
         self.rejected: list[dict[str, Any]] = []  # stored rows the engine refused at restore
         self.notices: list[str] = []  # what restoring had to do, for the log and /api/health
         self.version = 0  # bumps with every change, for clients that poll
@@ -150,8 +149,7 @@ class Table:
         return EventLog(path), None, []
 
     def _restore(self, game_id: int, rows: list[Any]) -> None:
-        self.rows = len(rows)
-        self._stored = [_plain(r) if isinstance(r, Mapping) else {} for r in rows]
+        self._stored = _plain_rows(rows)
         try:
             self.game, self.rejected = restore(rows)
             self.game_id = game_id
@@ -169,6 +167,11 @@ class Table:
 
     # -- changing the game
     @property
+    def rows(self) -> int:
+        """Stored rows of the current game (events, undos, resumes): the rev's counter."""
+        return len(self._stored)
+
+    @property
     def rev(self) -> str | None:
         """What the table looks like now, as a phone echoes it back (``expect=``)."""
         return None if self.game_id is None else f"{self.game_id}-{self.rows}"
@@ -181,14 +184,11 @@ class Table:
         with self._lock:
             event = _clean(new_game)
             self._check_expected(expect, event, strict=True)
-            if not replace and self.game is not None and not self.game.engine.finished(self.game.state):
-                raise RuleError(GAME_IN_PROGRESS,
-                                f"game {self.game_id} ({self.game.name}) is not finished: a new game would "
-                                "abandon it; confirm to start one anyway (it stays in the history)")
+            if not replace:
+                self._check_may_leave("a new game would abandon it; confirm to start one anyway")
             game = Game.start(event)
             self.game_id = self.log.new_game(event, source)
             self.game = game
-            self.rows = 1
             self._stored = [_plain(event)]
             self.rejected = []
             self._pending.clear()
@@ -217,14 +217,11 @@ class Table:
             if game.engine.finished(game.state):
                 raise RuleError(GAME_OVER, f"game {game_id} ({game.name}) is finished: there is nothing to "
                                            "continue; its log stays in the history")
-            if not replace and self.game is not None and not self.game.engine.finished(self.game.state):
-                raise RuleError(GAME_IN_PROGRESS,
-                                f"game {self.game_id} ({self.game.name}) is not finished: resuming game "
-                                f"{game_id} would leave it; confirm to resume anyway (it stays in the history)")
+            if not replace:
+                self._check_may_leave(f"resuming game {game_id} would leave it; confirm to resume anyway")
             self.log.resume(game_id, source)
             self.game_id, self.game, self.rejected = game_id, game, rejected
-            self.rows = len(rows) + 1
-            self._stored = [_plain(r) if isinstance(r, Mapping) else {} for r in rows] + [{"type": "resume"}]
+            self._stored = _plain_rows(rows) + [{"type": "resume"}]
             self._pending.clear()  # the camera's proposals were about the game that was left
             return self._changed()
 
@@ -248,7 +245,6 @@ class Table:
             except BaseException:
                 game.pop()
                 raise
-            self.rows += 1
             self._stored.append(_plain(event))
             self._drop_stale_proposals()
             return self._changed()
@@ -264,9 +260,14 @@ class Table:
             except BaseException:
                 game.push(undone)
                 raise
-            self.rows += 1
             self._stored.append({"type": "undo"})
             return self._changed()
+
+    def _check_may_leave(self, why: str) -> None:
+        """GAME_IN_PROGRESS if the current game is unfinished: leaving it needs a confirmation."""
+        if self.game is not None and not self.game.engine.finished(self.game.state):
+            raise RuleError(GAME_IN_PROGRESS, f"game {self.game_id} ({self.game.name}) is not finished: {why} "
+                                              "(it stays in the history)")
 
     def _check_expected(self, expect: str | None, event: dict[str, Any], strict: bool = False) -> None:
         """STALE if the change was made on another game, or its event names another game (the
@@ -433,6 +434,11 @@ def _clean(event: Mapping[str, Any]) -> dict[str, Any]:
 def _plain(event: Mapping[str, Any]) -> dict[str, Any]:
     """An event without what does not change its meaning (when and from where it came)."""
     return {k: v for k, v in event.items() if k not in ("at", "source", "game_id")}
+
+
+def _plain_rows(rows: list[Any]) -> list[dict[str, Any]]:
+    """Stored rows as :func:`_plain` events (a row that is not an object counts, as nothing)."""
+    return [_plain(r) if isinstance(r, Mapping) else {} for r in rows]
 
 
 def _check_meta(event: Mapping[str, Any]) -> None:

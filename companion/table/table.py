@@ -206,7 +206,7 @@ class Table:
             self._check_expected(expect, {}, strict=True)
             if game_id == self.game_id:
                 return self.state()
-            rows = self.log.events(game_id) if 0 <= game_id < 2**63 else []
+            rows = self.log.events(game_id)
             if not rows:
                 raise RuleError(NO_SUCH_GAME, f"there is no game {game_id}")
             try:

@@ -217,7 +217,8 @@ class Stack21(Engine):
         "combine": fields(player=str, stacks=Field(list, items=int)),
         "upcard": fields(card=str),
         "stock_empty": fields(),
-        "round_result": fields(stacks=Field(dict, items=Field(list, items=Field(list, items=str))), dealer=Field(str, False), stock_exhausted=Field(bool, False)),
+        "round_result": fields(stacks=Field(dict, items=Field(list, items=Field(list, items=str))),
+                               dealer=Field(str, False), stock_exhausted=Field(bool, False)),
     }
 
     # -- set-up (S1)
@@ -342,7 +343,6 @@ class Stack21(Engine):
         if hands is not None:
             for name in hands:
                 self._player(state, name)
-        if hands is not None:
             for name in state.players:
                 if name not in hands:
                     raise RuleError(BAD_VALUE, f"the deal gives {name} no cards")

@@ -161,7 +161,6 @@ class EventLog:
         return [{"id": r[0], "game": r[1], "created": r[2], "events": r[3], "updated": r[4]} for r in rows]
 
 
-
 def _decode(body: Any) -> Any:
     """A stored row; a body that is not JSON (edited by hand, a damaged disk) comes back as its
     text, which replay then skips as malformed rather than failing the whole game."""

@@ -189,16 +189,22 @@ class Calibration:
     def moved_message(self, offsets: dict[int, float | None], tolerance_px: float | None = None) -> str | None:
         """A sentence when the markers say the camera moved; None when all is well. Markers not
         seen are fine while at least two are seen where they belong (hands cover markers)."""
+        found = self.moved(offsets, tolerance_px)
+        return None if found is None else found[1]
+
+    def moved(self, offsets: dict[int, float | None], tolerance_px: float | None = None) -> tuple[str, str] | None:
+        """(code, sentence) of :meth:`moved_message`: ``CAMERA_MOVED`` when a marker is seen away
+        from where it was calibrated, ``MARKERS_NOT_FOUND`` when fewer than two are seen at all."""
         tol = tolerance_px if tolerance_px is not None else max(4.0, 0.12 * self.marker_px)
         moved = {i: d for i, d in offsets.items() if d is not None and d > tol}
         seen = [i for i, d in offsets.items() if d is not None and d <= tol]
         if moved:
             worst = max(moved, key=lambda i: moved[i])
-            return (f"camera moved: {marker_name(worst)} is {moved[worst]:.0f} px from where it was calibrated;"
-                    " calibrate again (companion calibrate table)")
+            return "CAMERA_MOVED", (f"camera moved: {marker_name(worst)} is {moved[worst]:.0f} px from where it "
+                                    "was calibrated; calibrate again (companion calibrate table)")
         if len(seen) < 2:
             missing = [marker_name(i) for i, d in offsets.items() if d is None]
-            return f"camera moved or markers covered: {', '.join(missing)} not where calibrated"
+            return "MARKERS_NOT_FOUND", f"camera moved or markers covered: {', '.join(missing)} not where calibrated"
         return None
 
     # --- file ------------------------------------------------------------------------------

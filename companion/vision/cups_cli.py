@@ -45,14 +45,13 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
                                   "take the photo with the calibrated camera, or calibrate again")
             seen = cal.check_markers(frame)
             markers = sum(1 for d in seen.values() if d is not None)
-            moved = cal.moved_message(seen)  # as the live watch checks each frame
+            moved = cal.moved(seen)  # as the live watch checks each frame
             if moved is not None:
+                code, message = moved
                 if markers == 0:
                     blank = " (the image is blank)" if int(frame.max()) - int(frame.min()) < 16 else ""
-                    return error_line(path, "MARKERS_NOT_FOUND", f"no table marker seen where the calibration "
-                                      f"expects them{blank}: {moved}")
-                code = "CAMERA_MOVED" if moved.startswith("camera moved:") else "MARKERS_NOT_FOUND"
-                return error_line(path, code, moved)
+                    message = f"no table marker seen where the calibration expects them{blank}: {message}"
+                return error_line(path, code, message)
         if not has_colour(frame):
             return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "
                                                   "the cups are told apart by their colour")

@@ -63,6 +63,35 @@ def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
 
 
 _CLASS_LUT = _class_lut()
+TABLE_BIT = 64
+
+
+def _band_luts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Class bits allowed by each hue, saturation and value (OpenCV's 8-bit HSV, bounds
+    inclusive): grey is any hue, saturation 0–54, value ≥ 45; a cup colour is its hue band,
+    saturation ≥ 100, value ≥ 40; the orange ball hue 11–19, saturation ≥ 150, value ≥ 60. The
+    table's bit is set per frame (its hue and saturation) and per pixel (its value)."""
+    h, s, v = (np.zeros(256, np.uint8) for _ in range(3))
+    h[:181] |= 1
+    s[:55] |= 1
+    v[45:] |= 1
+    for bit, lo, hi in ((2, 18, 38), (4, 40, 90), (8, 95, 135), (16, 0, 9), (16, 165, 180)):
+        h[lo:hi + 1] |= bit
+    s[100:] |= 2 | 4 | 8 | 16
+    v[40:] |= 2 | 4 | 8 | 16
+    h[11:20] |= 32
+    s[150:] |= 32
+    v[60:] |= 32
+    v |= TABLE_BIT
+    return h, s, v
+
+
+_HUE_BITS, _SAT_BITS, _VALUE_BITS = _band_luts()
+
+
+def _bound(x: float) -> int:
+    """A bound as cv2.inRange takes a scalar for 8-bit images (rounded half to even, saturated)."""
+    return int(np.clip(np.rint(x), 0, 255))
 
 
 def _grid(radius: float, step: float) -> np.ndarray:
@@ -249,7 +278,7 @@ class CupReader:
 
     def labels(self, view: np.ndarray, table: tuple[np.ndarray, float, float]) -> tuple[np.ndarray, np.ndarray]:
         """Label image of the view (UNKNOWN, the cup colours, GREY, TABLE, ORANGE) and its HSV value."""
-        hsv = cv2.cvtColor(view, cv2.COLOR_BGR2HSV)
+        hue, sat, value = cv2.split(cv2.cvtColor(view, cv2.COLOR_BGR2HSV))
         coef, h0, s0 = table
         if not hasattr(self, "_gx"):
             self._gx = (self.x0 + np.arange(self.vw, dtype=np.float32) * MM_PER_PX)[None, :]
@@ -258,28 +287,29 @@ class CupReader:
         tol = np.maximum(np.float32(10), np.float32(0.22) * vexp)
         lo = np.clip(vexp - tol, 0, 255).astype(np.uint8)
         hi = np.clip(vexp + tol, 0, 255).astype(np.uint8)
-        value = hsv[..., 2]
         is_table = cv2.inRange(value, lo, hi)
+        # one bit per class (a pixel is of a class when its hue, saturation and value each allow
+        # it: three lookups), then a lookup table picks the class by priority — all in OpenCV
+        h_lut, s_lut = _HUE_BITS.copy(), _SAT_BITS.copy()
         hueless = s0 < 0
         s0 = -s0 - 1.0 if hueless else s0
         s_lo, s_hi = max(0, s0 - (60 if hueless else 40)), min(255, s0 + (60 if hueless else 40))
+        s_lut[_bound(s_lo):_bound(s_hi) + 1] |= TABLE_BIT
         if hueless or s0 < 40:     # a grey or a dark table: its hue means nothing
-            chroma = cv2.inRange(hsv, (0, s_lo, 0), (180, s_hi, 255))
+            h_lut |= TABLE_BIT
         else:
-            h_lo, h_hi = (h0 - 12) % 180, (h0 + 12) % 180
+            h_lo, h_hi = _bound((h0 - 12) % 180), _bound((h0 + 12) % 180)
             if h_lo < h_hi:
-                chroma = cv2.inRange(hsv, (h_lo, s_lo, 0), (h_hi, s_hi, 255))
+                h_lut[h_lo:h_hi + 1] |= TABLE_BIT
             else:
-                chroma = cv2.inRange(hsv, (0, s_lo, 0), (h_hi, s_hi, 255)) | cv2.inRange(hsv, (h_lo, s_lo, 0), (180, s_hi, 255))
-        # one bit per class, then a lookup table picks the class by priority (all in OpenCV: fast)
-        bits = cv2.bitwise_and(cv2.bitwise_and(is_table, chroma), 64)
-        bits |= cv2.bitwise_and(cv2.inRange(hsv, (0, 0, 45), (180, 54, 255)), 1)
-        for bit, lo_h, hi_h in ((2, 18, 38), (4, 40, 90), (8, 95, 135), (16, 0, 9), (16, 165, 180)):
-            bits |= cv2.bitwise_and(cv2.inRange(hsv, (lo_h, 100, 40), (hi_h, 255, 255)), bit)
-        bits |= cv2.bitwise_and(cv2.inRange(hsv, (11, 150, 60), (19, 255, 255)), 32)
+                h_lut[:h_hi + 1] |= TABLE_BIT
+                h_lut[h_lo:181] |= TABLE_BIT
+        bits = cv2.bitwise_and(cv2.LUT(hue, h_lut), cv2.LUT(sat, s_lut))
+        bits = cv2.bitwise_and(bits, cv2.LUT(value, _VALUE_BITS))
+        bits = cv2.bitwise_and(bits, cv2.bitwise_or(is_table, ~TABLE_BIT & 255))
         out = cv2.LUT(bits, _CLASS_LUT)
-        self.last_sat = self.padded(np.ascontiguousarray(hsv[..., 1]))
-        return out, np.ascontiguousarray(value)
+        self.last_sat = self.padded(sat)
+        return out, value
 
     def padded(self, img: np.ndarray) -> np.ndarray:
         """The image with an UNKNOWN border, flattened: samples past the edge need no clipping."""

@@ -89,6 +89,16 @@ def _band_luts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _HUE_BITS, _SAT_BITS, _VALUE_BITS = _band_luts()
 
 
+def _median(a: np.ndarray) -> float:
+    """np.median of a short 1-D array, without its general-purpose overhead (seven a frame)."""
+    n = len(a)
+    k = n // 2
+    if n % 2:
+        return float(np.partition(a, k)[k])
+    p = np.partition(a, (k - 1, k))
+    return float((p[k - 1] + p[k]) / 2)
+
+
 def _bound(x: float) -> int:
     """A bound as cv2.inRange takes a scalar for 8-bit images (rounded half to even, saturated)."""
     return int(np.clip(np.rint(x), 0, 255))
@@ -238,8 +248,8 @@ class CupReader:
         measured on spots no cup can stand on or hide; hands and shadows there are outliers."""
         bgr = frame[self.table_px[:, 1], self.table_px[:, 0]]
         hsv = cv2.cvtColor(bgr[None], cv2.COLOR_BGR2HSV)[0].astype(np.float64)
-        s0 = float(np.median(hsv[:, 1]))
-        h0 = float(np.median(hsv[:, 0]))
+        s0 = _median(hsv[:, 1])
+        h0 = _median(hsv[:, 0])
         if self._table_prior is not None:
             # a player leaning over the table covers many of these spots: the table's colour
             # does not change, so it is judged against what it was, and follows it slowly
@@ -247,16 +257,16 @@ class CupReader:
             dh = np.abs(((hsv[:, 0] - ph) + 90) % 180 - 90)
             match = (np.abs(hsv[:, 1] - ps) < 40) & ((dh < 12) | (ps < 40))
             if match.sum() >= 6:
-                h0 = ph + 0.1 * float(np.median(((hsv[match, 0] - ph) + 90) % 180 - 90))
-                s0 = 0.9 * ps + 0.1 * float(np.median(hsv[match, 1]))
+                h0 = ph + 0.1 * _median(((hsv[match, 0] - ph) + 90) % 180 - 90)
+                s0 = 0.9 * ps + 0.1 * _median(hsv[match, 1])
             else:
                 h0, s0 = ph, ps
         self._table_prior = (h0 % 180, s0)
         dh = np.abs(((hsv[:, 0] - h0) + 90) % 180 - 90)
-        hueless = s0 < 40 or float(np.median(hsv[:, 2])) < 50   # grey, or too dark for a hue
+        hueless = s0 < 40 or _median(hsv[:, 2]) < 50   # grey, or too dark for a hue
         ok = (np.abs(hsv[:, 1] - s0) < (60 if hueless else 40)) & ((dh < 12) | hueless)
         v = hsv[:, 2]
-        coef = np.array([np.median(v), 0.0, 0.0])
+        coef = np.array([_median(v), 0.0, 0.0])
         A = self.table_design
         for _ in range(2):   # a plane through the brightness, outliers dropped
             if ok.sum() < 6:
@@ -264,7 +274,7 @@ class CupReader:
             Ao = A[ok]
             coef = np.linalg.solve(Ao.T @ Ao + np.diag([1e-9, 1e-3, 1e-3]), Ao.T @ v[ok])
             resid = np.abs(A @ coef - v)
-            ok = ok & (resid < max(6.0, 2.5 * float(np.median(resid[ok]))))
+            ok = ok & (resid < max(6.0, 2.5 * _median(resid[ok])))
         return coef, h0, (s0 if not hueless else -s0 - 1.0)   # a negative saturation: ignore the hue
 
     # --- classify the view ----------------------------------------------------------------
@@ -533,6 +543,6 @@ class CupReader:
     def _centres(self, cups: list[CupSeen]) -> None:
         if not cups:
             return
-        px = self.cal.project(np.array([[c.x, c.y, self.layout.cup_h] for c in cups]))
-        for c, p in zip(cups, px, strict=True):
-            c.center = [round(float(p[0]), 1), round(float(p[1]), 1)]
+        px = np.round(self.cal.project(np.array([[c.x, c.y, self.layout.cup_h] for c in cups])), 1)
+        for c, p in zip(cups, px.tolist(), strict=True):
+            c.center = p

@@ -29,6 +29,14 @@ class LogError(Exception):
         self.reason = reason
 
 
+class _NotJson(ValueError):
+    """NaN, Infinity or -Infinity: Python's JSON reader takes them, JSON (RFC 8259) does not."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJson(name)
+
+
 def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """(1-based line number, event) for each non-blank line; LogError on malformed JSON."""
     for number, text in enumerate(lines, start=1):
@@ -37,10 +45,12 @@ def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
         if not text.strip():
             continue
         try:
-            event = json.loads(text)
+            event = json.loads(text, parse_constant=_no_constant)
         except json.JSONDecodeError as err:
             hint = " (truncated line?)" if not text.endswith("\n") else ""
             raise LogError(number, f"not valid JSON: {err.msg} at column {err.colno}{hint}") from None
+        except _NotJson as err:  # as the API refuses them (BAD_JSON): the table never stores one
+            raise LogError(number, f"not valid JSON: {err} is not a JSON number") from None
         except RecursionError:
             raise LogError(number, "not a game event: arrays or objects nested too deeply to read") from None
         except ValueError:  # an integer of more digits than Python converts (4300)

@@ -169,3 +169,12 @@ def test_an_empty_log_says_so_without_naming_a_line_0(tmp_path, text):
 ])
 def test_a_side_or_player_without_a_proper_name_is_refused_in_plain_words(tmp_path, sides, message):
     assert_error(run(tmp_path, lines({**NEW, "sides": sides})), 1, "BAD_VALUE", message)
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_valid_json_and_are_refused_naming_their_line(tmp_path, constant):
+    """EVENTS.md: a line that is not valid JSON exits 2 with `line N: …`. Python's reader takes
+    NaN and Infinity (JSON has neither); even in a field every engine ignores, the log is refused."""
+    text = lines(NEW, DICE_A, '{"type": "dice", "side": "B", "values": {"blue": 6, "red": 4, "green": 3, '
+                              '"yellow": 1}, "at": ' + constant + '}')
+    assert_error(run(tmp_path, text), 3, "not valid JSON", constant)

@@ -29,6 +29,9 @@ class LogError(Exception):
         self.reason = reason
 
 
+JSON_WHITESPACE = " \t\r\n"  # RFC 8259's whitespace; str.strip() would also take \f, \x1c, \xa0, \u2028...
+
+
 class _NotJson(ValueError):
     """NaN, Infinity or -Infinity: Python's JSON reader takes them, JSON (RFC 8259) does not."""
 
@@ -42,7 +45,7 @@ def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, text in enumerate(lines, start=1):
         if number == 1:
             text = text.removeprefix("\ufeff")  # a byte-order mark some editors put first
-        if not text.strip():
+        if not text.strip(JSON_WHITESPACE):  # only JSON's own: a line of no-break spaces is not blank
             continue
         try:
             event = json.loads(text, parse_constant=_no_constant)

@@ -178,3 +178,17 @@ def test_nan_and_infinity_are_not_valid_json_and_are_refused_naming_their_line(t
     text = lines(NEW, DICE_A, '{"type": "dice", "side": "B", "values": {"blue": 6, "red": 4, "green": 3, '
                               '"yellow": 1}, "at": ' + constant + '}')
     assert_error(run(tmp_path, text), 3, "not valid JSON", constant)
+
+
+@pytest.mark.parametrize("junk", ["\u00a0", "\f", "\u2028", "\x1c"])
+def test_a_line_of_characters_that_are_not_json_whitespace_is_not_blank(tmp_path, junk):
+    """Blank lines are skipped, but only JSON's whitespace (space, tab, CR, LF) makes a line
+    blank: a line of no-break spaces or form feeds is not valid JSON (EVENTS.md: exit 2,
+    `line N: …`); str.strip() used to take it for a blank line and skip it."""
+    assert_error(run(tmp_path, lines(NEW, junk, DICE_A)), 2, "not valid JSON")
+
+
+def test_blank_lines_of_json_whitespace_and_crlf_endings_replay(tmp_path):
+    out = run(tmp_path, lines(NEW, " \t", DICE_A).replace("\n", "\r\n") + "\r\n" + json.dumps(DICE_B))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["to_act"] == ["A"]

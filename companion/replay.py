@@ -114,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     except LogError as err:
         print(str(err), file=sys.stderr)
         return 2
+    if hasattr(sys.stdout, "reconfigure"):  # UTF-8 out as in, whatever the locale says (no traceback on '€')
+        sys.stdout.reconfigure(encoding="utf-8")
     if args.compact:
         print(json.dumps(result, ensure_ascii=False, separators=(",", ":")))
     else:

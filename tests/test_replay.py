@@ -192,3 +192,21 @@ def test_blank_lines_of_json_whitespace_and_crlf_endings_replay(tmp_path):
     out = run(tmp_path, lines(NEW, " \t", DICE_A).replace("\n", "\r\n") + "\r\n" + json.dumps(DICE_B))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["to_act"] == ["A"]
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_the_state_is_printed_as_utf8_whatever_the_locale(tmp_path, encoding):
+    """exactly's WRONG_VALUE sentence names a '€1 trophy', which latin-1 cannot encode: printing
+    the state once ended in a traceback (and no state) under such a locale. Logs are read as UTF-8
+    whatever the locale says; the state is written the same way."""
+    log = tmp_path / "g.jsonl"
+    log.write_text(lines({"type": "new_game", "game": "exactly", "players": ["Zoë", "Ann"]},
+                         {"type": "roll", "player": "Zoë", "face": "?"},
+                         {"type": "move", "player": "Zoë", "value": 100, "from": "center", "to": "Ann"}),
+                   encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", str(log)], capture_output=True,
+                         timeout=60, env={**os.environ, "PYTHONIOENCODING": encoding})
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.decode("utf-8"))
+    assert result["players"] == ["Zoë", "Ann"]
+    assert "€1" in result["rejected"][0]["message"] and result["rejected"][0]["code"] == "WRONG_VALUE"

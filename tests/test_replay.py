@@ -210,3 +210,22 @@ def test_the_state_is_printed_as_utf8_whatever_the_locale(tmp_path, encoding):
     result = json.loads(out.stdout.decode("utf-8"))
     assert result["players"] == ["Zoë", "Ann"]
     assert "€1" in result["rejected"][0]["message"] and result["rejected"][0]["code"] == "WRONG_VALUE"
+
+
+def test_a_byte_that_is_not_utf8_is_refused_naming_its_line_far_into_the_file(tmp_path):
+    """EVENTS.md: a malformed line exits 2 with `line N: …`. A bad byte used to fail the whole
+    file's read ('not UTF-8 text (… at byte 4918)'): no line, and the byte counted from the start
+    of an 8 KB read buffer, not of the file."""
+    roll = {"type": "throw", "side": "A", "cup": "miss", "note": "x" * 40}
+    text = lines(NEW, DICE_A, DICE_B, *[roll, {**roll, "side": "B"}] * 150).encode()
+    text += b'{"type": "throw", "side": "A", "cup": "miss", "note": "caf\xe9"}\n'
+    assert len(text) > 3 * 8192
+    assert_error(run(tmp_path, text), 304, "not UTF-8", "0xe9", "byte 59 of the line")
+
+
+def test_stdin_that_is_not_utf8_names_its_line(tmp_path):
+    text = lines(NEW, DICE_A).encode() + b'{"type": "dice", "side": "\xff"}\n'
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", "-"], input=text,
+                         capture_output=True, timeout=60)
+    assert out.returncode == 2 and out.stdout == b"" and b"Traceback" not in out.stderr
+    assert out.stderr.startswith(b"line 3: not UTF-8"), out.stderr

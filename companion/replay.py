@@ -29,29 +29,62 @@ class LogError(Exception):
         self.reason = reason
 
 
+JSON_WHITESPACE = " \t\r\n"  # RFC 8259's whitespace; str.strip() would also take \f, \x1c, \xa0, \u2028...
+
+
+class _NotJson(ValueError):
+    """NaN, Infinity or -Infinity: Python's JSON reader takes them, JSON (RFC 8259) does not."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJson(name)
+
+
 def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(1-based line number, event) for each non-blank line; LogError on malformed JSON."""
+    """(1-based line number, event) for each non-blank line; LogError on malformed JSON. The lines
+    are read with ``errors="surrogateescape"`` (see :func:`run`), so a byte that is not UTF-8 is
+    named with its line like any other fault of it, not as a whole file's read error."""
     for number, text in enumerate(lines, start=1):
         if number == 1:
             text = text.removeprefix("\ufeff")  # a byte-order mark some editors put first
-        if not text.strip():
+        if not text.strip(JSON_WHITESPACE):  # only JSON's own: a line of no-break spaces is not blank
             continue
         try:
-            event = json.loads(text)
-        except json.JSONDecodeError as err:
-            hint = " (truncated line?)" if not text.endswith("\n") else ""
-            raise LogError(number, f"not valid JSON: {err.msg} at column {err.colno}{hint}") from None
-        except RecursionError:
-            raise LogError(number, "not a game event: arrays or objects nested too deeply to read") from None
-        except ValueError:  # an integer of more digits than Python converts (4300)
-            raise LogError(number, "not a game event: a number of thousands of digits") from None
-        if not isinstance(event, dict):
-            raise LogError(number, "an event must be a JSON object")
-        bad = not_text(event)  # a lone \ud800 escape: valid JSON, but the log is UTF-8 text (EVENTS.md)
-        if bad is not None:
-            raise LogError(number, f"not valid UTF-8 text: the string {ascii(bad)} holds a lone surrogate "
-                                   "escape (half of a character)")
+            event = _event(number, text)
+        except LogError:
+            _not_utf8(number, text)  # a byte that is not UTF-8 is the first thing wrong with its line
+            raise
         yield number, event
+
+
+def _event(number: int, text: str) -> dict[str, Any]:
+    try:
+        event = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        hint = " (truncated line?)" if not text.endswith("\n") else ""
+        raise LogError(number, f"not valid JSON: {err.msg} at column {err.colno}{hint}") from None
+    except _NotJson as err:  # as the API refuses them (BAD_JSON): the table never stores one
+        raise LogError(number, f"not valid JSON: {err} is not a JSON number") from None
+    except RecursionError:
+        raise LogError(number, "not a game event: arrays or objects nested too deeply to read") from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        raise LogError(number, "not a game event: a number of thousands of digits") from None
+    if not isinstance(event, dict):
+        raise LogError(number, "an event must be a JSON object")
+    bad = not_text(event)  # a lone \ud800 escape: valid JSON, but the log is UTF-8 text (EVENTS.md)
+    if bad is not None:
+        raise LogError(number, f"not valid UTF-8 text: the string {ascii(bad)} holds a lone surrogate "
+                               "escape (half of a character)")
+    return event
+
+
+def _not_utf8(number: int, text: str) -> None:
+    """LogError naming the first byte of the line that was not UTF-8 (``surrogateescape`` read it
+    as U+DC80-U+DCFF; an escape such as ``\\udcff`` in the JSON is six ASCII characters)."""
+    for i, char in enumerate(text):
+        if "\udc80" <= char <= "\udcff":
+            at = len(text[:i].encode("utf-8", "surrogateescape")) + 1
+            raise LogError(number, f"not UTF-8 text: byte 0x{ord(char) - 0xdc00:02x} at byte {at} of the line")
 
 
 def replay(numbered_events: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
@@ -86,21 +119,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.log == "-":  # bytes decoded strictly, as for a file, whatever the locale says
-            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="")
+        if args.log == "-":  # bytes decoded as UTF-8, as for a file, whatever the locale says
+            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape", newline="")
             result = replay(read_jsonl(stdin))
-        else:
-            with open(args.log, encoding="utf-8", newline="") as f:
+        else:  # a byte that is not UTF-8 is refused by read_jsonl, naming its line
+            with open(args.log, encoding="utf-8", errors="surrogateescape", newline="") as f:
                 result = replay(read_jsonl(f))
     except OSError as err:
         print(f"cannot read {args.log}: {err.strerror}", file=sys.stderr)
         return 2
-    except UnicodeDecodeError as err:
-        print(f"{args.log}: not UTF-8 text ({err.reason} at byte {err.start})", file=sys.stderr)
-        return 2
     except LogError as err:
         print(str(err), file=sys.stderr)
         return 2
+    if hasattr(sys.stdout, "reconfigure"):  # UTF-8 out as in, whatever the locale says (no traceback on '€')
+        sys.stdout.reconfigure(encoding="utf-8")
     if args.compact:
         print(json.dumps(result, ensure_ascii=False, separators=(",", ":")))
     else:

@@ -169,3 +169,63 @@ def test_an_empty_log_says_so_without_naming_a_line_0(tmp_path, text):
 ])
 def test_a_side_or_player_without_a_proper_name_is_refused_in_plain_words(tmp_path, sides, message):
     assert_error(run(tmp_path, lines({**NEW, "sides": sides})), 1, "BAD_VALUE", message)
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_valid_json_and_are_refused_naming_their_line(tmp_path, constant):
+    """EVENTS.md: a line that is not valid JSON exits 2 with `line N: …`. Python's reader takes
+    NaN and Infinity (JSON has neither); even in a field every engine ignores, the log is refused."""
+    text = lines(NEW, DICE_A, '{"type": "dice", "side": "B", "values": {"blue": 6, "red": 4, "green": 3, '
+                              '"yellow": 1}, "at": ' + constant + '}')
+    assert_error(run(tmp_path, text), 3, "not valid JSON", constant)
+
+
+@pytest.mark.parametrize("junk", ["\u00a0", "\f", "\u2028", "\x1c"])
+def test_a_line_of_characters_that_are_not_json_whitespace_is_not_blank(tmp_path, junk):
+    """Blank lines are skipped, but only JSON's whitespace (space, tab, CR, LF) makes a line
+    blank: a line of no-break spaces or form feeds is not valid JSON (EVENTS.md: exit 2,
+    `line N: …`); str.strip() used to take it for a blank line and skip it."""
+    assert_error(run(tmp_path, lines(NEW, junk, DICE_A)), 2, "not valid JSON")
+
+
+def test_blank_lines_of_json_whitespace_and_crlf_endings_replay(tmp_path):
+    out = run(tmp_path, lines(NEW, " \t", DICE_A).replace("\n", "\r\n") + "\r\n" + json.dumps(DICE_B))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["to_act"] == ["A"]
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_the_state_is_printed_as_utf8_whatever_the_locale(tmp_path, encoding):
+    """exactly's WRONG_VALUE sentence names a '€1 trophy', which latin-1 cannot encode: printing
+    the state once ended in a traceback (and no state) under such a locale. Logs are read as UTF-8
+    whatever the locale says; the state is written the same way."""
+    log = tmp_path / "g.jsonl"
+    log.write_text(lines({"type": "new_game", "game": "exactly", "players": ["Zoë", "Ann"]},
+                         {"type": "roll", "player": "Zoë", "face": "?"},
+                         {"type": "move", "player": "Zoë", "value": 100, "from": "center", "to": "Ann"}),
+                   encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", str(log)], capture_output=True,
+                         timeout=60, env={**os.environ, "PYTHONIOENCODING": encoding})
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.decode("utf-8"))
+    assert result["players"] == ["Zoë", "Ann"]
+    assert "€1" in result["rejected"][0]["message"] and result["rejected"][0]["code"] == "WRONG_VALUE"
+
+
+def test_a_byte_that_is_not_utf8_is_refused_naming_its_line_far_into_the_file(tmp_path):
+    """EVENTS.md: a malformed line exits 2 with `line N: …`. A bad byte used to fail the whole
+    file's read ('not UTF-8 text (… at byte 4918)'): no line, and the byte counted from the start
+    of an 8 KB read buffer, not of the file."""
+    roll = {"type": "throw", "side": "A", "cup": "miss", "note": "x" * 40}
+    text = lines(NEW, DICE_A, DICE_B, *[roll, {**roll, "side": "B"}] * 150).encode()
+    text += b'{"type": "throw", "side": "A", "cup": "miss", "note": "caf\xe9"}\n'
+    assert len(text) > 3 * 8192
+    assert_error(run(tmp_path, text), 304, "not UTF-8", "0xe9", "byte 59 of the line")
+
+
+def test_stdin_that_is_not_utf8_names_its_line(tmp_path):
+    text = lines(NEW, DICE_A).encode() + b'{"type": "dice", "side": "\xff"}\n'
+    out = subprocess.run([sys.executable, "-m", "companion", "replay", "-"], input=text,
+                         capture_output=True, timeout=60)
+    assert out.returncode == 2 and out.stdout == b"" and b"Traceback" not in out.stderr
+    assert out.stderr.startswith(b"line 3: not UTF-8"), out.stderr

@@ -4,6 +4,19 @@ Each side has 4 cups of each colour (blue, red, green, yellow) worth the number 
 that colour showed at set-up, and one silver cup worth 1 point while the Silver Cup Rule is in
 effect for the side.
 
+``detail`` of the view (EVENTS.md asks each game to document its own):
+
+- ``silver_rule`` (the option); ``turn`` (the side on turn); ``thrower`` (the player whose throw
+  is next, null until both sides' dice are set and when finished);
+- ``sides.<name>``: ``players``, ``values`` (die value per colour, null until set), ``cups``
+  (colour cups left per colour), ``silver_active`` (E10), ``silver_points`` (the silver tally),
+  ``total``, ``need`` (21 - total), ``next_player`` (the side's next thrower) and ``ways``: the
+  ways still open to exactly 21, fewest throws first (at most 12), each ``cups`` (count per
+  colour to make), ``silver`` and ``throws``;
+- ``last``: what the last event did: ``{"type": "dice", "side"}``, or for a throw ``side``,
+  ``player``, ``cup``, ``total`` and ``result``: ``"made"`` or ``"overshoot"`` (with ``points``),
+  ``"silver"`` (``points`` 1), ``"silver_not_in_effect"`` or ``"miss"``; null before any.
+
 >>> engine = Exact21()
 >>> s = engine.new_game({"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
 >>> s = engine.apply(s, {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
@@ -11,6 +24,11 @@ effect for the side.
 >>> s = engine.apply(s, {"type": "throw", "side": "A", "cup": "yellow"})
 >>> engine.view(s)["scores"]
 {'A': 5, 'B': 0}
+>>> detail = engine.view(s)["detail"]
+>>> sorted(detail), sorted(detail["sides"]["A"])
+(['last', 'sides', 'silver_rule', 'thrower', 'turn'], ['cups', 'need', 'next_player', 'players', 'silver_active', 'silver_points', 'total', 'values', 'ways'])
+>>> detail["last"]
+{'type': 'throw', 'side': 'A', 'player': 'A', 'cup': 'yellow', 'result': 'made', 'points': 5, 'total': 5}
 """
 
 from __future__ import annotations

@@ -36,6 +36,13 @@ def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
             text = text.removeprefix("\ufeff")  # a byte-order mark some editors put first
         if not text.strip():
             continue
+        if not text.isascii():  # read with 'surrogateescape': a byte that is not UTF-8 is a lone surrogate
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                bad = text[err.start]
+                what = f"the byte {bytes([ord(bad) - 0xDC00])!r}" if "\udc80" <= bad <= "\udcff" else ascii(bad)
+                raise LogError(number, f"not UTF-8 text: {what} at column {err.start + 1}") from None
         try:
             event = json.loads(text)
         except json.JSONDecodeError as err:
@@ -86,17 +93,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.log == "-":  # bytes decoded strictly, as for a file, whatever the locale says
-            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="")
+        # Bytes that are not UTF-8 are kept as lone surrogates, whatever the locale says, so that
+        # read_jsonl refuses them naming their line (EVENTS.md: "line N: ...").
+        if args.log == "-":
+            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape", newline="")
             result = replay(read_jsonl(stdin))
         else:
-            with open(args.log, encoding="utf-8", newline="") as f:
+            with open(args.log, encoding="utf-8", errors="surrogateescape", newline="") as f:
                 result = replay(read_jsonl(f))
     except OSError as err:
         print(f"cannot read {args.log}: {err.strerror}", file=sys.stderr)
-        return 2
-    except UnicodeDecodeError as err:
-        print(f"{args.log}: not UTF-8 text ({err.reason} at byte {err.start})", file=sys.stderr)
         return 2
     except LogError as err:
         print(str(err), file=sys.stderr)

@@ -169,3 +169,21 @@ def test_an_empty_log_says_so_without_naming_a_line_0(tmp_path, text):
 ])
 def test_a_side_or_player_without_a_proper_name_is_refused_in_plain_words(tmp_path, sides, message):
     assert_error(run(tmp_path, lines({**NEW, "sides": sides})), 1, "BAD_VALUE", message)
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+def test_a_line_that_is_not_utf8_is_named(tmp_path, stdin):
+    """EVENTS.md: a line that is not valid JSON (JSON text is UTF-8) makes replay print `line N: …`
+    and exit 2. A Latin-1 'é' on line 3 of a Twenty One log was reported by its byte offset in the
+    file, naming no line."""
+    new = {"type": "new_game", "game": "twentyone",
+           "players": [{"name": "Ann", "sheet": "A"}, {"name": "Bea", "sheet": "C"}]}
+    roll = {"type": "roll", "player": "Ann",
+            "dice": {"white": 6, "black": 4, "red": 3, "blue": 3, "yellow": 1, "green": 1}}
+    text = (lines(new, roll) + '{"type": "strike", "player": "B\xe9a"}\n').encode("latin-1")
+    if stdin:
+        out = subprocess.run([sys.executable, "-m", "companion", "replay", "-"], input=text.decode("latin-1"),
+                             capture_output=True, text=True, encoding="latin-1", timeout=60)
+    else:
+        out = run(tmp_path, text)
+    assert_error(out, 3, "not UTF-8", "column 32")

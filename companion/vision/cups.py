@@ -198,8 +198,9 @@ class CupReader:
 
     def _flat(self, centres_mm: np.ndarray) -> np.ndarray:
         """Candidate centres (N, 2) mm → their index in the flattened, padded view."""
-        j = np.clip(np.round((centres_mm[:, 0] - self.x0) / MM_PER_PX).astype(np.int64), 0, self.vw - 1)
-        i = np.clip(np.round((centres_mm[:, 1] - self.y0) / MM_PER_PX).astype(np.int64), 0, self.vh - 1)
+        # (np.clip's argument checks cost more than the clipping, thirteen calls a frame)
+        j = np.minimum(np.maximum(np.round((centres_mm[:, 0] - self.x0) / MM_PER_PX).astype(np.int64), 0), self.vw - 1)
+        i = np.minimum(np.maximum(np.round((centres_mm[:, 1] - self.y0) / MM_PER_PX).astype(np.int64), 0), self.vh - 1)
         return (i + self.pad) * self.stride + j + self.pad
 
     def _gather(self, flat_img: np.ndarray, centres_mm: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -452,9 +453,12 @@ class CupReader:
         # one cup seen from two slots' searches (a knocked cup) counts once
         found.sort(key=lambda c: -c.score)
         kept: list[CupSeen] = []
+        by_cup: dict[str, list[CupSeen]] = {}
         for c in found:
-            if all(o.cup != c.cup or math.hypot(o.x - c.x, o.y - c.y) > 0.8 * self.layout.rim_d for o in kept):
+            same = by_cup.setdefault(c.cup, [])
+            if all(math.hypot(o.x - c.x, o.y - c.y) > 0.8 * self.layout.rim_d for o in same):
                 kept.append(c)
+                same.append(c)
         if kept:
             fractions = self.ball_fractions(labels, value, np.array([[c.x, c.y] for c in kept]),
                                             np.array([c.cup == "silver" for c in kept]))

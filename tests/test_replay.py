@@ -229,3 +229,43 @@ def test_stdin_that_is_not_utf8_names_its_line(tmp_path):
                          capture_output=True, timeout=60)
     assert out.returncode == 2 and out.stdout == b"" and b"Traceback" not in out.stderr
     assert out.stderr.startswith(b"line 3: not UTF-8"), out.stderr
+
+
+TWENTY_ONE = {"type": "new_game", "game": "twentyone",
+              "players": [{"name": "Ann", "sheet": "A"}, {"name": "Bea", "sheet": "B"}]}
+STACK_21 = {"type": "new_game", "game": "stack21", "players": ["Ann", "Bob"]}
+STACK_DEAL = {"type": "deal", "dealer": "Bob", "hands": {"Ann": ["10", "5", "6", "2"], "Bob": ["9", "8", "7", "3"]},
+              "upcard": "4", "stock": ["10", "A", "10", "A", "9"]}
+EXACTLY = {"type": "new_game", "game": "exactly", "players": ["P1", "P2"]}
+# (a log, an event whose number is not whole, the code to expect) per game
+NOT_WHOLE = [
+    ([NEW], {"type": "dice", "side": "A", "values": {"blue": 3.5, "red": 4, "green": 2, "yellow": 5}}),
+    ([NEW], {"type": "dice", "side": "A", "values": {"blue": 3.0, "red": 4, "green": 2, "yellow": 5}}),
+    ([TWENTY_ONE], {"type": "roll", "player": "Ann",
+                    "dice": {"white": 6, "black": 4, "red": 2.5, "blue": 3, "yellow": 1, "green": 1}}),
+    ([EXACTLY, {"type": "start_roll", "faces": {"P1": "50", "P2": "10"}}, {"type": "roll", "player": "P1", "face": "50"}],
+     {"type": "move", "player": "P1", "value": 50.5, "from": "center", "to": "P1"}),
+    ([STACK_21, STACK_DEAL, {"type": "draw", "player": "Ann"}], {"type": "keep", "player": "Ann", "stack": 1.5}),
+    ([STACK_21, STACK_DEAL], {"type": "deal", "dealer": "Bob", "seed": 7.25}),
+]
+
+
+@pytest.mark.parametrize(("log", "event"), NOT_WHOLE, ids=lambda v: v.get("type") if isinstance(v, dict) else v[0]["game"])
+def test_a_number_that_is_not_whole_is_a_bad_value_not_a_malformed_line(tmp_path, log, event):
+    """EVENTS.md: 'a field of the wrong JSON type' is malformed, but 'a well-typed value out of range is
+    BAD_VALUE'. JSON has one number type, so a die of 3.5 (or 3.0) is refused as BAD_VALUE, replay
+    goes on (exit 0), and the same number in a string is still a malformed line."""
+    out = run(tmp_path, lines(*log, event))
+    assert out.returncode == 0, out.stderr
+    rejected = json.loads(out.stdout)["rejected"]
+    assert [(r["line"], r["code"]) for r in rejected] == [(len(log) + 1, "BAD_VALUE")]
+    as_text = json.loads(json.dumps(event).replace(": 3.5", ': "3.5"').replace(": 3.0", ': "3.0"')
+                         .replace(": 2.5", ': "2.5"').replace(": 50.5", ': "50.5"').replace(": 1.5", ': "1.5"')
+                         .replace(": 7.25", ': "7.25"'))
+    assert_error(run(tmp_path, lines(*log, as_text)), len(log) + 1, "must be a number, not a string")
+
+
+def test_a_number_that_is_not_whole_from_an_unknown_player_is_unknown_player(tmp_path):
+    """The codes' order (GAME_OVER, UNKNOWN_PLAYER, BAD_VALUE, ...) holds for such a number too."""
+    out = run(tmp_path, lines(NEW, {"type": "dice", "side": "C", "values": {"blue": 3.5, "red": 4, "green": 2, "yellow": 5}}))
+    assert [r["code"] for r in json.loads(out.stdout)["rejected"]] == ["UNKNOWN_PLAYER"]

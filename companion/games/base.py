@@ -138,11 +138,18 @@ class Field:
     """A field of an event: its JSON type, whether it must be present and, for an array or an
     object, the type of what it holds (a type or a nested Field). Every JSON type is checked
     before any rule: a wrongly typed value is a malformed event (exit 2), never a rule code,
-    whatever the state of the game."""
+    whatever the state of the game. ``int`` is JSON's number here (see :func:`whole`)."""
 
     kind: type
     required: bool = True
     items: type | Field | None = None
+
+
+def whole(value: Any) -> bool:
+    """A count, a die or an id as JSON writes a whole number (3, not 3.5, 3.0 or true). An ``int``
+    field takes any JSON number (JSON has one number type, so 3.5 is of the right type): the engine
+    refuses one that is not whole as ``BAD_VALUE``, in the order EVENTS.md gives the codes."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def fields(**spec: type | Field) -> dict[str, Field]:
@@ -160,7 +167,7 @@ def check_fields(event: Mapping[str, Any], spec: Mapping[str, Field]) -> None:
 
 
 def _check(value: Any, f: Field, where: str) -> None:
-    expect(value, f.kind, where)
+    expect(value, float if f.kind is int else f.kind, where)  # any JSON number: see whole()
     if f.items is None:
         return
     inner = f.items if isinstance(f.items, Field) else Field(f.items)

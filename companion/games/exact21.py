@@ -51,6 +51,7 @@ from companion.games.base import (
     expect_list_of,
     fields,
     unique_names,
+    whole,
 )
 
 COLOURS = ("blue", "red", "green", "yellow")
@@ -200,7 +201,7 @@ class Exact21(Engine):
         if missing:
             raise RuleError(BAD_VALUE, f"the {missing[0]} die's value is missing")
         for colour, value in values.items():
-            if not 1 <= value <= 6:
+            if not whole(value) or not 1 <= value <= 6:
                 raise RuleError(BAD_VALUE, f"the {colour} die shows {value}: a die shows 1 to 6")
         if side.values is not None:
             raise RuleError("DICE_ALREADY_SET", f"side {side.name}'s dice are already set for this game")

@@ -64,6 +64,7 @@ from companion.games.base import (
     fields,
     name_list,
     unique_names,
+    whole,
 )
 
 FACES = ("0", "?", "50", "20", "10", "5")
@@ -249,7 +250,7 @@ class Exactly(Engine):
         source = self._stack(state, event["from"])
         target = self._stack(state, event["to"])
         value = event["value"]
-        if value not in (*VALUES, *NEVER_MOVED):
+        if not whole(value) or value not in (*VALUES, *NEVER_MOVED):
             raise RuleError(BAD_VALUE, f"{value}c: a token is worth 50, 20, 10 or 5 cents")
         self._on_turn(state, seat)
         if state.face is None:

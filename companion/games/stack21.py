@@ -114,6 +114,7 @@ from companion.games.base import (
     expect_list_of,
     fields,
     unique_names,
+    whole,
 )
 
 UNKNOWN = "?"  # an upcard that is there but not known (unknown stock, after take_upcard)
@@ -192,7 +193,7 @@ def _check_card(text: str, where: str) -> str:
 
 
 def _check_stack_id(value: int) -> int:
-    if value not in STACK_IDS:
+    if not whole(value) or value not in STACK_IDS:
         raise RuleError(BAD_VALUE, f"stack {value} does not exist: stacks are numbered 1 to 4")
     return value
 
@@ -353,6 +354,8 @@ class Stack21(Engine):
             _check_card(event["upcard"], "the upcard")
             for c in event.get("stock", []):
                 _check_card(c, "stock card")
+        elif not whole(seed):
+            raise RuleError(BAD_VALUE, f"the deal's seed is {seed}: a seed is a whole number")
         # While a round runs nobody is due to deal: the round, not the dealer, is what refuses it.
         if state.round is not None:
             raise RuleError(ROUND_NOT_OVER, f"round {state.round.number} is still being played: finish it "

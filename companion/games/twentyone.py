@@ -64,6 +64,7 @@ from companion.games.base import (
     expect,
     fields,
     unique_names,
+    whole,
 )
 
 COLOURS = ("white", "black", "red", "blue", "yellow", "green")
@@ -177,7 +178,7 @@ def read_dice(dice: Mapping[str, Any]) -> dict[str, int]:
     if missing:
         raise RuleError(BAD_VALUE, f"the {missing[0]} die's value is missing: a roll names all six dice")
     for colour in COLOURS:
-        if not 1 <= dice[colour] <= 6:
+        if not whole(dice[colour]) or not 1 <= dice[colour] <= 6:
             raise RuleError(BAD_VALUE, f"the {colour} die shows {dice[colour]}: a die shows 1 to 6")
     return {c: dice[c] for c in COLOURS}
 

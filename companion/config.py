@@ -131,3 +131,21 @@ def data_path(config: dict[str, Any], *parts: str) -> Path:
     root = Path(config["data"]["dir"])
     root.mkdir(parents=True, exist_ok=True)
     return root.joinpath(*parts)
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write a small file so that a power cut leaves the old file or the new one, never an empty
+    or half-written one (a Pi is switched off at the plug): a temporary file beside it, flushed
+    to disk, then renamed over it."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+

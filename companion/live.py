@@ -338,7 +338,7 @@ class Service:
 
     def _processors(self) -> list[Any]:
         from companion.config import data_path
-        from companion.vision.colour import load_profiles
+        from companion.vision.colour import ColourFileError, default_profiles, load_profiles
         from companion.vision.pipeline import TableVision
 
         cal_file = self.config["calibration"]["table"] or data_path(self.config, "table.json")
@@ -348,7 +348,18 @@ class Service:
             # its colours are learned from its own frame, as a person would at a real table
             profiles = self.rendered.colour_profiles()
             return [TableVision(self.table, None, profiles=profiles, reader=self.rendered.reader)]
-        return [TableVision(self.table, cal_file, profiles=load_profiles(colours, self.config["data"]["dir"]))]
+        try:
+            profiles = load_profiles(colours, self.config["data"]["dir"])
+        except ColourFileError as err:
+            # the service always starts: a colours file it cannot use (a bad edit, a power cut
+            # while it was written) leaves the shipped defaults and says so, as a stored row does
+            profiles = default_profiles()
+            self.table.notices.append(f"dice colour profiles: {err}; using the shipped defaults "
+                                      "(companion calibrate colours to learn them again)")
+            log.warning("%s", self.table.notices[-1])
+        vision = TableVision(self.table, cal_file, profiles=profiles)
+        self.table.notices.extend(vision.notices)
+        return [vision]
 
     def start(self) -> None:
         if self.rendered is not None:

@@ -244,8 +244,10 @@ class Calibration:
             raise CalibrationError("BAD_FILE", f"not a table calibration: {err}") from None
 
     def save(self, path: str | Path) -> None:
+        from companion.config import write_atomic
+
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        write_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> Calibration:

@@ -1,0 +1,104 @@
+"""What the person who sets up the Pi meets: ``companion serve`` as the systemd unit runs it
+(a config file, a camera, the data directory in /var/lib/companion), when the files that set-up
+leaves behind are damaged or missing. On a Pi that boots into the service, a start that fails is
+a restart every two seconds and no scoreboard: the service must start and say what it did."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_FRAME = ROOT / "calibration" / "table.example-frame.jpg"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return json.load(r)
+
+
+def pi_config(tmp_path: Path, data_dir: Path, **camera: str) -> Path:
+    """deploy/companion.toml with this machine's paths: a recorded table instead of picamera2."""
+    frames = tmp_path / "frames"
+    frames.mkdir(exist_ok=True)
+    shutil.copy(EXAMPLE_FRAME, frames / "frame0.jpg")
+    text = (ROOT / "deploy" / "companion.toml").read_text()
+    text = text.replace('dir = "/var/lib/companion"', f'dir = "{data_dir}"')
+    text = text.replace('source = "picamera2"', f'source = "{camera.get("source", frames)}"')
+    text = text.replace("enabled = true", "enabled = false")
+    config = tmp_path / "companion.toml"
+    config.write_text(text)
+    return config
+
+
+def serve(config: Path, cwd: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "serve", "--config", str(config),
+                             "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "COMPANION_PIN": "2468"})
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"companion serve stopped ({proc.returncode}):\n{err[-3000:]}")
+        try:
+            get_json(base + "/api/state")
+            return proc, base
+        except (OSError, urllib.error.URLError):
+            assert time.monotonic() < deadline, "companion serve did not answer"
+            time.sleep(0.2)
+
+
+def wait_for(what, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = what()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def stop(proc: subprocess.Popen) -> str:
+    proc.terminate()
+    _, err = proc.communicate(timeout=20)
+    return err
+
+
+def test_a_calibration_and_colours_left_empty_by_a_power_cut_do_not_stop_the_service(tmp_path: Path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "table.json").write_text("")              # the plug pulled while it was written
+    (data / "colours.json").write_text('{"format": ')  # half a file
+    proc, base = serve(pi_config(tmp_path, data), tmp_path)
+    try:
+        notices = get_json(base + "/api/health")["notices"]
+        assert any("table.json" in n and "calibrated again from the markers" in n for n in notices), notices
+        assert any("colours.json" in n and "shipped defaults" in n for n in notices), notices
+
+        def vision_status() -> str:
+            status = get_json(base + "/api/health")["camera"]["processors"]["vision"].get("status", "")
+            return status if status.startswith("calibrated") else ""
+        assert "from the markers" in wait_for(vision_status)
+    finally:
+        err = stop(proc)
+    assert "Traceback" not in err and "WARNING" in err
+    kept = list(data.glob("table.json.unusable-*"))
+    assert len(kept) == 1 and kept[0].read_text() == ""   # kept for a person, not overwritten
+    assert json.loads((data / "table.json").read_text())["markers"]  # the new calibration, whole
+    assert not list(data.glob(".table.json.tmp-*"))

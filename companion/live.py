@@ -202,6 +202,8 @@ class Live:
         times = self._frame_times
         if len(times) < 2 or times[-1] <= times[0]:
             return 0.0
+        if self.camera is not None and self.camera.stall_age() is not None:
+            return 0.0  # frames stopped: not the rate of the last ones that came
         return (len(times) - 1) / (times[-1] - times[0])
 
     def health(self) -> dict[str, Any]:

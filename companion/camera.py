@@ -96,8 +96,12 @@ class Picamera2Source(Source):
                               "python3-picamera2, and a venv made with --system-site-packages)") from err
         try:
             cam = Picamera2(self.camera_num)
-        except (RuntimeError, IndexError) as err:  # no camera attached / already in use
-            raise CameraError(f"no Pi camera {self.camera_num}: {err}") from err
+        except IndexError as err:  # no camera detected
+            raise CameraError(f"no Pi camera {self.camera_num} detected (check the ribbon cable; "
+                              "rpicam-hello --list-cameras lists what the Pi sees)") from err
+        except RuntimeError as err:  # e.g. "Failed to acquire camera: Device or resource busy"
+            raise CameraError(f"Pi camera {self.camera_num} cannot be opened ({err}): is another "
+                              "program (rpicam-still, a second companion) using it?") from err
         try:
             config = cam.create_video_configuration(main={"size": self.size, "format": "RGB888"},
                                                     controls={"FrameRate": float(self.fps)})

@@ -255,9 +255,13 @@ class StandInPicamera2:
     stall_after: int | None = None
     cameras = 1
 
+    busy = False
+
     def __init__(self, camera_num: int = 0):
         if camera_num >= self.cameras:
             raise IndexError("list index out of range")  # what picamera2 does with no camera
+        if self.busy:
+            raise RuntimeError("Failed to acquire camera: Device or resource busy")
         self.calls.append(("Picamera2", camera_num))
         self.size = (0, 0)
         self.frames = 0
@@ -308,6 +312,7 @@ def picamera2(monkeypatch: pytest.MonkeyPatch):
     StandInPicamera2.calls = []
     StandInPicamera2.fail_after = None
     StandInPicamera2.stall_after = None
+    StandInPicamera2.busy = False
     StandInPicamera2.cameras = 1
     return StandInPicamera2
 
@@ -338,8 +343,16 @@ def test_a_pi_camera_that_times_out_is_reopened(picamera2):
 
 def test_no_pi_camera_attached_is_a_camera_error(picamera2):
     picamera2.cameras = 0
-    with pytest.raises(CameraError, match="no Pi camera 0"):
+    with pytest.raises(CameraError, match="no Pi camera 0 detected .*ribbon cable"):
         Picamera2Source().open()
+
+
+def test_a_pi_camera_another_program_holds_says_so(picamera2):
+    picamera2.busy = True
+    camera = ResilientCamera(lambda: Picamera2Source(), backoff=60.0)
+    assert camera.read() is None
+    error = camera.health()["last_error"]
+    assert "Device or resource busy" in error and "another program" in error and "no Pi camera" not in error
 
 
 def test_a_pi_camera_that_stops_sending_frames_is_reopened_not_waited_for(picamera2):

@@ -3,6 +3,7 @@ key's name (a typo must not silently fall back to a default)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import tomllib
@@ -146,6 +147,15 @@ def write_atomic(path: str | Path, text: str) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         raise
 
+
+def cannot_write(path: str | Path, err: OSError) -> str:
+    """Why a calibration command could not write its file, with what to do on the Pi."""
+    hint = ""
+    if isinstance(err, PermissionError):
+        hint = ("; on the Pi the data directory belongs to the service's user: run the command as "
+                "sudo -u companion /opt/companion/venv/bin/companion … --config /etc/companion/companion.toml")
+    return f"cannot write {path}: {err.strerror or err}{hint}"

@@ -242,14 +242,19 @@ class Live:
         with self._lock:
             return self._latest
 
-    def latest_jpeg(self, quality: int = 80) -> bytes | None:
+    def latest_jpeg(self, quality: int = 80, raw: bool = False) -> bytes | None:
         """The latest frame with every processor's drawing and a status line, as JPEG (cached
-        until the next frame). None before the first frame."""
+        until the next frame). None before the first frame. ``raw``: the frame as the camera gave
+        it, nothing drawn, at quality 95 — what ``companion calibrate`` wants, taken from the
+        running service (same camera mode and size, no need to stop it for another program)."""
         with self._lock:
             frame, n = self._latest, self._latest_n
             cached = self._jpeg
         if frame is None:
             return None
+        if raw:
+            ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 95])
+            return buf.tobytes() if ok else None
         if cached is not None and cached[0] == n:
             return cached[1]
         img = frame.copy()

@@ -102,3 +102,64 @@ def test_a_calibration_and_colours_left_empty_by_a_power_cut_do_not_stop_the_ser
     assert len(kept) == 1 and kept[0].read_text() == ""   # kept for a person, not overwritten
     assert json.loads((data / "table.json").read_text())["markers"]  # the new calibration, whole
     assert not list(data.glob(".table.json.tmp-*"))
+
+
+def companion(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "companion", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+
+
+def test_calibrating_on_the_pi_takes_the_frame_from_the_service_and_writes_where_it_reads(tmp_path: Path):
+    """deploy/README.md's steps: the frame comes from the running service (the camera's own mode
+    and size; no second program fighting it for the camera), and both calibrate commands, given
+    the service's companion.toml, write into its data directory, wherever they are run from."""
+    import cv2
+    import numpy as np
+
+    from tests.vision.test_colour import row_of_dice
+
+    data = tmp_path / "data"
+    config = pi_config(tmp_path, data)
+    proc, base = serve(config, tmp_path)
+    try:
+        def plain_frame() -> bytes:
+            try:
+                with urllib.request.urlopen(base + "/api/frame.jpg?raw=1", timeout=5) as r:
+                    return r.read()
+            except urllib.error.HTTPError:  # 404 NO_FRAME before the first frame
+                return b""
+        jpeg = wait_for(plain_frame)
+    finally:
+        stop(proc)
+    elsewhere = tmp_path / "home"
+    elsewhere.mkdir()
+    (elsewhere / "frame.jpg").write_bytes(jpeg)
+    frame = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    original = cv2.imread(str(EXAMPLE_FRAME))
+    assert frame.shape == original.shape
+    diff = np.abs(frame.astype(int) - original.astype(int))
+    assert float(diff.mean()) < 3 and float(diff[:40, :400].mean()) < 3  # no status line drawn on it
+
+    result = companion("calibrate", "table", "frame.jpg", "--config", str(config), cwd=elsewhere)
+    assert result.returncode == 0, result.stderr
+    assert (data / "table.json").is_file() and (data / "table-overlay.png").is_file()
+
+    names = ["white", "black", "red", "blue", "yellow", "green"]
+    cv2.imwrite(str(elsewhere / "row.png"), row_of_dice(names))
+    result = companion("calibrate", "colours", "--image", "row.png", "--colours", ",".join(names),
+                       "--config", str(config), cwd=elsewhere)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (data / "colours.json").is_file() and not (elsewhere / "data").exists()
+
+
+def test_a_calibration_that_cannot_be_written_says_so_without_a_traceback(tmp_path: Path):
+    from companion.config import cannot_write
+
+    (tmp_path / "afile").write_text("x")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[data]\ndir = "{tmp_path / "afile"}"\n')
+    result = companion("calibrate", "table", str(EXAMPLE_FRAME), "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 2 and "cannot write" in result.stderr and "Traceback" not in result.stderr
+    # as the login user, in the service's /var/lib/companion (mode 0750, owned by companion)
+    why = cannot_write("/var/lib/companion/table.json", PermissionError(13, "Permission denied"))
+    assert "Permission denied" in why and "sudo -u companion" in why

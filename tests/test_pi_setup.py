@@ -16,6 +16,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_FRAME = ROOT / "calibration" / "table.example-frame.jpg"
 
@@ -163,3 +165,44 @@ def test_a_calibration_that_cannot_be_written_says_so_without_a_traceback(tmp_pa
     # as the login user, in the service's /var/lib/companion (mode 0750, owned by companion)
     why = cannot_write("/var/lib/companion/table.json", PermissionError(13, "Permission denied"))
     assert "Permission denied" in why and "sudo -u companion" in why
+
+
+@pytest.mark.parametrize("edit, words", [
+    (("long_press_seconds = 1.0", "long_press_seconds = 0"),
+     "'confirm.long_press_seconds' must be a hold time in seconds from 0.2 to 10, not 0"),
+    (("fps = 30", "fps = 0"), "'camera.fps' must be frames per second from 1 to 120, not 0"),
+    (("width = 1280", "width = -5"), "'camera.width' must be a frame width in pixels from 32 to 10000, not -5"),
+    (("button_pin = 17", "button_pin = 40"), "'panel.button_pin' must be a GPIO number (BCM) of the 40-pin header"),
+])
+def test_a_pi_config_value_out_of_range_stops_serve_with_its_name(tmp_path: Path, edit, words):
+    """A hold of 0 s made every press of the button a long press — each confirm a reject — and
+    pin 40 (the physical pin, not GPIO21) left the table with no button; both started quietly."""
+    config = pi_config(tmp_path, tmp_path / "data")
+    text = config.read_text()
+    assert edit[0] in text
+    config.write_text(text.replace(edit[0], edit[1]))
+    result = companion("serve", "--config", str(config), "--port", str(free_port()), cwd=tmp_path)
+    assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_zero_hold_time_would_make_every_press_a_reject():
+    """Why the range: gpiozero fires when_held at once with hold_time 0 (on MockFactory pins)."""
+    from gpiozero.pins.mock import MockFactory
+
+    from companion.hardware import GpioPanel
+
+    factory = MockFactory()
+    panel = GpioPanel(17, 18, long_press_seconds=0.0, pin_factory=factory, quiet_seconds=0.05)
+    presses: list[str] = []
+    panel.on_short_press = lambda: presses.append("short")
+    panel.on_long_press = lambda: presses.append("long")
+    try:
+        pin = factory.pin(17)
+        pin.drive_low()
+        time.sleep(0.08)
+        pin.drive_high()
+        time.sleep(0.1)
+    finally:
+        panel.close()
+        factory.reset()
+    assert presses == ["long"]

@@ -433,6 +433,7 @@ def config_from_args(args: Any, extra: dict[str, Any] | None = None) -> dict[str
 
 
 def run(args: Any, extra: dict[str, Any] | None = None) -> int:
+    import signal
     import sqlite3
     import sys
     from pathlib import Path
@@ -469,6 +470,14 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         print(f"demo: a rendered 21 Exact game plays itself (about {service.rendered.duration:.0f} s); "
               f"the camera's proposals confirm themselves after {config['confirm']['auto_seconds']} s", flush=True)
     host, port, threads = config["server"]["host"], config["server"]["port"], config["server"]["threads"]
+
+    def terminate(signum: int, frame: Any) -> None:
+        # systemctl stop / restart sends SIGTERM, which by default ends Python on the spot: no
+        # finally, so the camera was never stopped, open streams never ended and the buzzer was
+        # left as it was (on, if it was sounding). Leave the way Ctrl-C does, with status 0.
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, terminate)
     try:
         serve(service.app, host, port, threads)
     except OSError as err:
@@ -476,4 +485,5 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         return 2
     finally:
         service.stop()
+        print("companion: stopped", file=sys.stderr, flush=True)
     return 0

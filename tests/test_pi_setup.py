@@ -206,3 +206,19 @@ def test_a_zero_hold_time_would_make_every_press_a_reject():
         panel.close()
         factory.reset()
     assert presses == ["long"]
+
+
+def test_systemctl_stop_shuts_the_service_down_cleanly(tmp_path: Path):
+    """systemd stops the unit with SIGTERM. Python's default ends the process on the spot (status
+    -15, nothing closed: camera, streams, the buzzer's pin left as it was); now it leaves the way
+    Ctrl-C does — camera and panel closed — with status 0 well within TimeoutStopSec."""
+    import signal
+
+    proc, base = serve(pi_config(tmp_path, tmp_path / "data"), tmp_path)
+    wait_for(lambda: get_json(base + "/api/health")["camera"]["frames"] > 0)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err[-2000:]
+    assert time.monotonic() - started < 10
+    assert "companion: stopped" in err and "Traceback" not in err

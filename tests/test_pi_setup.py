@@ -222,3 +222,10 @@ def test_systemctl_stop_shuts_the_service_down_cleanly(tmp_path: Path):
     assert proc.returncode == 0, err[-2000:]
     assert time.monotonic() - started < 10
     assert "companion: stopped" in err and "Traceback" not in err
+
+
+def test_companion_help_starts_with_a_whole_sentence(tmp_path: Path):
+    result = companion("--help", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "A game-table camera, a live scoreboard for phones, a button and a buzzer." in " ".join(result.stdout.split())
+    assert "which provides" not in result.stdout  # the docstring's first line cut mid-sentence

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -76,10 +77,15 @@ class Picamera2Source(Source):
 
     name = "picamera2"
 
-    def __init__(self, width: int = 1280, height: int = 720, fps: int = 30, camera_num: int = 0):
+    def __init__(self, width: int = 1280, height: int = 720, fps: int = 30, camera_num: int = 0,
+                 frame_timeout: float | None = None):
         self.size = (int(width), int(height))
         self.fps = fps
         self.camera_num = camera_num
+        # capture_array waits for the next frame with no limit: a camera whose ribbon cable works
+        # loose (libcamera: "Dequeue timer … has expired") never delivers one, and the loop would
+        # wait for ever while the health page still said "ok". Ten frame times, at least 2 s.
+        self.frame_timeout = frame_timeout if frame_timeout is not None else max(2.0, 10.0 / max(1, fps))
         self._cam: Any = None
 
     def open(self) -> None:
@@ -90,8 +96,12 @@ class Picamera2Source(Source):
                               "python3-picamera2, and a venv made with --system-site-packages)") from err
         try:
             cam = Picamera2(self.camera_num)
-        except (RuntimeError, IndexError) as err:  # no camera attached / already in use
-            raise CameraError(f"no Pi camera {self.camera_num}: {err}") from err
+        except IndexError as err:  # no camera detected
+            raise CameraError(f"no Pi camera {self.camera_num} detected (check the ribbon cable; "
+                              "rpicam-hello --list-cameras lists what the Pi sees)") from err
+        except RuntimeError as err:  # e.g. "Failed to acquire camera: Device or resource busy"
+            raise CameraError(f"Pi camera {self.camera_num} cannot be opened ({err}): is another "
+                              "program (rpicam-still, a second companion) using it?") from err
         try:
             config = cam.create_video_configuration(main={"size": self.size, "format": "RGB888"},
                                                     controls={"FrameRate": float(self.fps)})
@@ -105,8 +115,16 @@ class Picamera2Source(Source):
     def read(self) -> Frame | None:
         if self._cam is None:
             raise CameraError("Pi camera not open")
+        done = threading.Event()
         try:
-            return self._cam.capture_array("main")
+            # the documented asynchronous form: a signal_function makes capture_array return its
+            # job at once; the frame is collected with wait(job) once the job has signalled
+            job = self._cam.capture_array("main", signal_function=lambda _job: done.set())
+            if not done.wait(self.frame_timeout):
+                raise CameraError(f"Pi camera: no frame for {self.frame_timeout:.1f} s (is the cable seated?)")
+            return self._cam.wait(job)
+        except CameraError:
+            raise
         except Exception as err:
             raise CameraError(f"Pi camera capture failed: {err}") from err
 
@@ -363,13 +381,15 @@ class ResilientCamera:
 
     def __init__(self, factory: SourceFactory, label: str = "", backoff: float = 0.5,
                  backoff_max: float = 30.0, max_bad: int = 10,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, stall_seconds: float = 5.0):
         self.factory = factory
         self.label = label
         self.backoff_start = backoff
         self.backoff_max = backoff_max
         self.max_bad = max_bad
         self.clock = clock
+        self.stall_seconds = stall_seconds
+        self._last_good: float | None = None  # the last good frame (or the open), for stall_age
         self.source: Source | None = None
         self.state = "closed"   # closed | ok | retrying | ended
         self.last_error: str | None = None
@@ -412,7 +432,8 @@ class ResilientCamera:
         self._bad_run = 0
         self._backoff = self.backoff_start
         self.frames += 1
-        self._times.append(self.clock())
+        self._last_good = self.clock()
+        self._times.append(self._last_good)
         return frame
 
     def _open(self) -> bool:
@@ -425,6 +446,7 @@ class ResilientCamera:
         self.source = source
         self.opens += 1
         self.state = "ok"
+        self._last_good = self.clock()
         self._bad_run = 0
         if self.opens > 1:
             log.warning("camera %s is back", self.describe())
@@ -453,9 +475,17 @@ class ResilientCamera:
             return 0.0
         return max(0.0, self._retry_at - self.clock())
 
+    def stall_age(self) -> float | None:
+        """Seconds since the open camera last gave a good frame, when that is longer than
+        ``stall_seconds`` (a read that hangs in the driver, frames that stopped); else None."""
+        if self.source is None or self.state != "ok" or self._last_good is None:
+            return None
+        age = self.clock() - self._last_good
+        return age if age > self.stall_seconds else None
+
     def fps(self) -> float:
         times = self._times
-        if len(times) < 2 or times[-1] <= times[0]:
+        if len(times) < 2 or times[-1] <= times[0] or self.stall_age() is not None:
             return 0.0
         return (len(times) - 1) / (times[-1] - times[0])
 
@@ -469,6 +499,9 @@ class ResilientCamera:
         text = state
         if state == "retrying":
             text = f"retrying in {self.retry_in():.1f} s"
+        stalled = self.stall_age()
+        if stalled is not None:
+            state, text = "stalled", f"no frame for {stalled:.0f} s: the camera stopped sending"
         return {"source": self.describe(), "state": state, "status": text,
                 "last_error": self.last_error, "frames": self.frames, "bad_frames": self.bad_frames,
                 "opens": self.opens, "failures": self.failures, "fps": round(self.fps(), 1)}

@@ -38,7 +38,8 @@ def _add(sub: argparse._SubParsersAction, name: str, module: str, help_text: str
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="companion", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="companion", description="A game-table camera, a live scoreboard for "
+                                     "phones, a button and a buzzer. COMMAND --help for each command.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     # Only the chosen command's module is imported (to read its arguments).
     wanted = argv[0] if argv else None

@@ -3,6 +3,7 @@ key's name (a typo must not silently fall back to a default)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import tomllib
@@ -46,9 +47,19 @@ DEFAULTS: dict[str, Any] = {
 
 
 # Keys whose values have a range as well as a type: (lowest, highest or None, what it is).
-RANGES: dict[str, tuple[int, int | None, str]] = {
+RANGES: dict[str, tuple[float, float | None, str]] = {
     "server.port": (1, 65535, "a TCP port"),       # 99999 listened on 34463 (99999 mod 65536)
     "server.threads": (1, None, "a number of server threads"),
+    # Out of range, these did not stop the service but broke the table quietly: a hold of 0 s
+    # made every press a long press (each confirm a reject), a negative one left no button at
+    # all, and a camera of 0 fps or -5 pixels kept the camera "retrying" for ever.
+    "confirm.long_press_seconds": (0.2, 10, "a hold time in seconds"),
+    "confirm.auto_seconds": (0, None, "a delay in seconds (0: wait for a press)"),
+    "camera.fps": (1, 120, "frames per second"),
+    "camera.width": (32, 10000, "a frame width in pixels"),
+    "camera.height": (32, 10000, "a frame height in pixels"),
+    "panel.button_pin": (0, 27, "a GPIO number (BCM) of the 40-pin header"),
+    "panel.buzzer_pin": (0, 27, "a GPIO number (BCM) of the 40-pin header"),
 }
 
 
@@ -56,13 +67,17 @@ class ConfigError(ValueError):
     pass
 
 
-def check_range(name: str, value: int) -> str | None:
+def check_range(name: str, value: float) -> str | None:
     """Why ``value`` is out of range for the key ``name`` (``server.port``…): "must be …"; or None."""
     low, high, what = RANGES[name]
     if value < low or (high is not None and value > high):
-        return (f"must be {what} from {low} to {high}, not {value}" if high is not None
-                else f"must be {what}, {low} or more, not {value}")
+        return (f"must be {what} from {_num(low)} to {_num(high)}, not {_num(value)}" if high is not None
+                else f"must be {what}, {_num(low)} or more, not {_num(value)}")
     return None
+
+
+def _num(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -131,3 +146,30 @@ def data_path(config: dict[str, Any], *parts: str) -> Path:
     root = Path(config["data"]["dir"])
     root.mkdir(parents=True, exist_ok=True)
     return root.joinpath(*parts)
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write a small file so that a power cut leaves the old file or the new one, never an empty
+    or half-written one (a Pi is switched off at the plug): a temporary file beside it, flushed
+    to disk, then renamed over it."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
+
+
+def cannot_write(path: str | Path, err: OSError) -> str:
+    """Why a calibration command could not write its file, with what to do on the Pi."""
+    hint = ""
+    if isinstance(err, PermissionError):
+        hint = ("; on the Pi the data directory belongs to the service's user: run the command as "
+                "sudo -u companion /opt/companion/venv/bin/companion … --config /etc/companion/companion.toml")
+    return f"cannot write {path}: {err.strerror or err}{hint}"

@@ -202,6 +202,8 @@ class Live:
         times = self._frame_times
         if len(times) < 2 or times[-1] <= times[0]:
             return 0.0
+        if self.camera is not None and self.camera.stall_age() is not None:
+            return 0.0  # frames stopped: not the rate of the last ones that came
         return (len(times) - 1) / (times[-1] - times[0])
 
     def health(self) -> dict[str, Any]:
@@ -240,14 +242,19 @@ class Live:
         with self._lock:
             return self._latest
 
-    def latest_jpeg(self, quality: int = 80) -> bytes | None:
+    def latest_jpeg(self, quality: int = 80, raw: bool = False) -> bytes | None:
         """The latest frame with every processor's drawing and a status line, as JPEG (cached
-        until the next frame). None before the first frame."""
+        until the next frame). None before the first frame. ``raw``: the frame as the camera gave
+        it, nothing drawn, at quality 95 — what ``companion calibrate`` wants, taken from the
+        running service (same camera mode and size, no need to stop it for another program)."""
         with self._lock:
             frame, n = self._latest, self._latest_n
             cached = self._jpeg
         if frame is None:
             return None
+        if raw:
+            ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 95])
+            return buf.tobytes() if ok else None
         if cached is not None and cached[0] == n:
             return cached[1]
         img = frame.copy()
@@ -338,7 +345,7 @@ class Service:
 
     def _processors(self) -> list[Any]:
         from companion.config import data_path
-        from companion.vision.colour import load_profiles
+        from companion.vision.colour import ColourFileError, default_profiles, load_profiles
         from companion.vision.pipeline import TableVision
 
         cal_file = self.config["calibration"]["table"] or data_path(self.config, "table.json")
@@ -348,7 +355,18 @@ class Service:
             # its colours are learned from its own frame, as a person would at a real table
             profiles = self.rendered.colour_profiles()
             return [TableVision(self.table, None, profiles=profiles, reader=self.rendered.reader)]
-        return [TableVision(self.table, cal_file, profiles=load_profiles(colours, self.config["data"]["dir"]))]
+        try:
+            profiles = load_profiles(colours, self.config["data"]["dir"])
+        except ColourFileError as err:
+            # the service always starts: a colours file it cannot use (a bad edit, a power cut
+            # while it was written) leaves the shipped defaults and says so, as a stored row does
+            profiles = default_profiles()
+            self.table.notices.append(f"dice colour profiles: {err}; using the shipped defaults "
+                                      "(companion calibrate colours to learn them again)")
+            log.warning("%s", self.table.notices[-1])
+        vision = TableVision(self.table, cal_file, profiles=profiles)
+        self.table.notices.extend(vision.notices)
+        return [vision]
 
     def start(self) -> None:
         if self.rendered is not None:
@@ -415,6 +433,7 @@ def config_from_args(args: Any, extra: dict[str, Any] | None = None) -> dict[str
 
 
 def run(args: Any, extra: dict[str, Any] | None = None) -> int:
+    import signal
     import sqlite3
     import sys
     from pathlib import Path
@@ -451,6 +470,14 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         print(f"demo: a rendered 21 Exact game plays itself (about {service.rendered.duration:.0f} s); "
               f"the camera's proposals confirm themselves after {config['confirm']['auto_seconds']} s", flush=True)
     host, port, threads = config["server"]["host"], config["server"]["port"], config["server"]["threads"]
+
+    def terminate(signum: int, frame: Any) -> None:
+        # systemctl stop / restart sends SIGTERM, which by default ends Python on the spot: no
+        # finally, so the camera was never stopped, open streams never ended and the buzzer was
+        # left as it was (on, if it was sounding). Leave the way Ctrl-C does, with status 0.
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, terminate)
     try:
         serve(service.app, host, port, threads)
     except OSError as err:
@@ -458,4 +485,5 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         return 2
     finally:
         service.stop()
+        print("companion: stopped", file=sys.stderr, flush=True)
     return 0

@@ -8,7 +8,8 @@
 #   - apt: python3-picamera2 (the camera; it cannot come from PyPI), python3-lgpio (GPIO for
 #     gpiozero), python3-venv, avahi-daemon (the Pi answers as <hostname>.local);
 #   - a venv in /opt/companion/venv made with --system-site-packages (so it sees picamera2 and
-#     lgpio from apt), then `pip install .[pi]` of this checkout;
+#     lgpio from apt), then `pip install -e .[pi]` of a copy of this checkout in /opt/companion/src
+#     (editable: the dice models and colour defaults in models/ are found beside the package);
 #   - a system user `companion` in the `video` and `gpio` groups, data in /var/lib/companion;
 #   - /etc/companion/companion.toml (kept if it exists) and the systemd unit, enabled and started.
 set -euo pipefail
@@ -68,15 +69,23 @@ usermod -a -G video,gpio "$SERVICE_USER"
 install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0750 "$DATA_DIR"
 
 say "the program in $PREFIX"
+# A clean copy of the checkout (no .git, no venvs, no local data) that the service runs from
+# (emptied first, so a module removed upstream does not stay importable after an upgrade).
+rm -rf "$PREFIX/src"
 install -d -m 0755 "$PREFIX" "$PREFIX/src"
-# A clean copy of the checkout (no .git, no venvs, no local data) that the service runs from.
 tar -C "$SRC" --exclude=.git --exclude=.venv --exclude=venv --exclude=data --exclude=test-output \
     --exclude='__pycache__' --exclude='*.egg-info' --exclude=build -cf - . | tar -C "$PREFIX/src" -xf -
 if [ ! -x "$PREFIX/venv/bin/python" ]; then
     python3 -m venv --system-site-packages "$PREFIX/venv"
 fi
 "$PREFIX/venv/bin/pip" install --quiet --upgrade pip
-"$PREFIX/venv/bin/pip" install --quiet "$PREFIX/src[pi]"
+# Editable (-e), so the service runs the package from $PREFIX/src: the dice reader's networks
+# and the default colour profiles live in $PREFIX/src/models, beside the package, and a plain
+# install would copy only the package into site-packages and leave them behind (the service
+# would stop at every start with "cannot read .../models/dice-colours.json").
+"$PREFIX/venv/bin/pip" install --quiet -e "$PREFIX/src[pi]"
+# The service's user cannot write there: compile the modules now, not at every start.
+"$PREFIX/venv/bin/python" -m compileall -q "$PREFIX/src/companion" >/dev/null
 # OpenCV's wheels bring numpy 2 into the venv; apt's simplejpeg (used by picamera2) is built
 # against Debian's numpy 1.x and then fails to import ("numpy.dtype size changed", picamera2
 # issues #1088, #1211). A simplejpeg wheel from PyPI inside the venv matches numpy 2.
@@ -86,6 +95,10 @@ if ! "$PREFIX/venv/bin/python" -c "import picamera2" 2>/dev/null; then
 fi
 "$PREFIX/venv/bin/python" -c "import picamera2, gpiozero, cv2" \
     || die "the venv cannot import picamera2, gpiozero and cv2 together"
+# The vision the service builds at start: the dice networks and colour profiles must load and
+# read the dice of the example frame shipped in calibration/ (from /, so no ./data is used).
+(cd / && "$PREFIX/venv/bin/companion" dice "$PREFIX/src/calibration/table.example-frame.jpg" --json >/dev/null) \
+    || die "the installed companion cannot read dice (its models in $PREFIX/src/models?)"
 
 say "configuration in $CONF_DIR"
 install -d -m 0755 "$CONF_DIR"

@@ -234,19 +234,34 @@ def test_timed_frames_play_at_their_own_pace_and_restart_when_reopened():
     assert int(source.read()[0, 60, 0]) == 0 and source.last_t == 0.0
 
 
+class StandInJob:
+    """picamera2's Job: the result of an asynchronous capture, collected with Picamera2.wait."""
+
+    def __init__(self, result):
+        self.result = result
+
+
 class StandInPicamera2:
     """Stands in for picamera2 (only installable on Raspberry Pi OS), following its documented
     API: Picamera2(n), create_video_configuration(main=..., controls=...), configure, start,
-    capture_array("main"), stop, close. Records the calls; ``fail_after`` frames, it raises as a
-    camera does when its cable comes loose."""
+    capture_array("main", wait=None, signal_function=None) — with a signal_function it returns
+    a job at once and calls signal_function(job) when the frame has come —, wait(job), stop,
+    close. Records the calls; ``fail_after`` frames, it raises as a camera does when its cable
+    comes loose; ``stall_after`` frames, frames stop coming and the job never completes (the
+    libcamera "Dequeue timer … has expired" case)."""
 
     calls: list[tuple] = []
     fail_after: int | None = None
+    stall_after: int | None = None
     cameras = 1
+
+    busy = False
 
     def __init__(self, camera_num: int = 0):
         if camera_num >= self.cameras:
             raise IndexError("list index out of range")  # what picamera2 does with no camera
+        if self.busy:
+            raise RuntimeError("Failed to acquire camera: Device or resource busy")
         self.calls.append(("Picamera2", camera_num))
         self.size = (0, 0)
         self.frames = 0
@@ -262,12 +277,22 @@ class StandInPicamera2:
     def start(self):
         self.calls.append(("start",))
 
-    def capture_array(self, name="main"):
+    def capture_array(self, name="main", wait=None, signal_function=None):
         self.frames += 1
         if self.fail_after is not None and self.frames > self.fail_after:
             raise RuntimeError("Device timeout detected, attempting a restart!!!")
         w, h = self.size
-        return np.full((h, w, 3), 77, np.uint8)
+        job = StandInJob(np.full((h, w, 3), 77, np.uint8))
+        if wait is None:
+            wait = signal_function is None
+        if wait:
+            return job.result
+        if self.stall_after is None or self.frames <= self.stall_after:
+            signal_function(job)  # the camera thread signals the finished job
+        return job
+
+    def wait(self, job):
+        return job.result
 
     def stop(self):
         self.calls.append(("stop",))
@@ -286,6 +311,8 @@ def picamera2(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "picamera2", module)
     StandInPicamera2.calls = []
     StandInPicamera2.fail_after = None
+    StandInPicamera2.stall_after = None
+    StandInPicamera2.busy = False
     StandInPicamera2.cameras = 1
     return StandInPicamera2
 
@@ -316,5 +343,50 @@ def test_a_pi_camera_that_times_out_is_reopened(picamera2):
 
 def test_no_pi_camera_attached_is_a_camera_error(picamera2):
     picamera2.cameras = 0
-    with pytest.raises(CameraError, match="no Pi camera 0"):
+    with pytest.raises(CameraError, match="no Pi camera 0 detected .*ribbon cable"):
         Picamera2Source().open()
+
+
+def test_a_pi_camera_another_program_holds_says_so(picamera2):
+    picamera2.busy = True
+    camera = ResilientCamera(lambda: Picamera2Source(), backoff=60.0)
+    assert camera.read() is None
+    error = camera.health()["last_error"]
+    assert "Device or resource busy" in error and "another program" in error and "no Pi camera" not in error
+
+
+def test_a_pi_camera_that_stops_sending_frames_is_reopened_not_waited_for(picamera2):
+    """capture_array waits for the next frame with no limit: a camera that stops sending (a
+    loose ribbon cable) used to hang the camera loop for ever, with the health page at "ok"."""
+    import time
+
+    picamera2.stall_after = 2
+    camera = ResilientCamera(lambda: Picamera2Source(320, 240, frame_timeout=0.2), backoff=0.0)
+    assert camera.read() is not None and camera.read() is not None
+    started = time.monotonic()
+    assert camera.read() is None
+    assert time.monotonic() - started < 2.0
+    health = camera.health()
+    assert health["state"] == "retrying" and "no frame for 0.2 s" in health["last_error"]
+    assert picamera2.calls[-2:] == [("stop",), ("close",)]  # released, so it can be opened again
+    picamera2.stall_after = None
+    assert camera.read() is not None and camera.health()["opens"] == 2
+
+
+def test_the_pi_camera_waits_ten_frame_times_at_least_two_seconds():
+    assert Picamera2Source(fps=30).frame_timeout == 2.0
+    assert Picamera2Source(fps=2).frame_timeout == 5.0
+
+
+def test_an_open_camera_whose_read_hangs_is_reported_stalled_not_ok():
+    clock = FakeClock()
+    camera = ResilientCamera(lambda: CallableSource(lambda: frame(5)), clock=clock, stall_seconds=5.0)
+    for _ in range(10):
+        assert camera.read() is not None
+        clock.t += 0.04
+    assert camera.health()["state"] == "ok" and camera.fps() == pytest.approx(25.0)
+    clock.t += 6.0  # the next read has not returned for six seconds
+    health = camera.health()
+    assert health["state"] == "stalled" and health["status"].startswith("no frame for 6 s")
+    assert health["fps"] == 0.0
+    assert camera.read() is not None and camera.health()["state"] == "ok"

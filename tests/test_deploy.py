@@ -5,8 +5,12 @@ failure; the install script is valid bash (and shellcheck-clean where shellcheck
 from __future__ import annotations
 
 import configparser
+import json
+import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +70,37 @@ def test_install_script_refuses_to_run_as_a_normal_user(tmp_path: Path):
 def test_install_script_rejects_unknown_options():
     result = subprocess.run(["bash", str(DEPLOY / "install.sh"), "--frobnicate"], capture_output=True, text=True)
     assert result.returncode == 2 and "--frobnicate" in result.stderr
+
+
+def installer_copy(dest: Path) -> None:
+    """Copy this checkout to ``dest`` with the installer's own tar command (its excludes)."""
+    script = (DEPLOY / "install.sh").read_text()
+    match = re.search(r'^tar -C "\$SRC".*?\| tar -C "\$PREFIX/src" -xf -$', script, re.M | re.S)
+    assert match, "install.sh no longer copies the checkout with tar"
+    (dest / "src").mkdir(parents=True)
+    subprocess.run(["bash", "-c", match.group(0)], check=True,
+                   env={**os.environ, "SRC": str(DEPLOY.parent), "PREFIX": str(dest)})
+
+
+def test_the_installed_service_finds_its_models_from_its_copy_of_the_checkout(tmp_path: Path):
+    """The dice networks and colour defaults live in models/, beside the package, not in it: the
+    installer must run the package from its copy of the checkout (pip install -e), and the copy
+    must hold them. A plain `pip install` left them behind and the service stopped at every start
+    ("cannot read …/models/dice-colours.json"), restarted by systemd every two seconds."""
+    script = (DEPLOY / "install.sh").read_text()
+    assert 'pip" install --quiet -e "$PREFIX/src[pi]"' in script
+    installer_copy(tmp_path)
+    assert (tmp_path / "src" / "models" / "dice-finder.onnx").is_file()
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}  # what the editable install does
+    result = subprocess.run(
+        [sys.executable, "-m", "companion", "dice", str(tmp_path / "src" / "calibration" / "table.example-frame.jpg"),
+         "--json"], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    line = json.loads(result.stdout)
+    assert len(line["dice"]) == 8 and str(tmp_path / "src") in subprocess.run(
+        [sys.executable, "-c", "import companion.vision.dice as d; print(d.MODELS)"],
+        cwd=elsewhere, env=env, capture_output=True, text=True).stdout
+    # ... and the installer checks the same before it starts the service
+    assert 'companion" dice "$PREFIX/src/calibration/table.example-frame.jpg" --json' in script

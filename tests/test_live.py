@@ -206,3 +206,56 @@ def test_no_camera_configured_is_a_state_not_an_error(table: Table):
     assert not live.running and not live.step()
     assert live.health()["camera"] == {"state": "none", "status": "no camera configured"}
     live.stop()
+
+
+def test_a_camera_whose_frames_stop_mid_game_is_shown_stalled_on_the_health_page(table: Table, tmp_path: Path):
+    """A driver read that never returns (frames stopped coming) must not leave /api/health saying
+    "ok" at the last frame rate: the set-up person must see that the camera stopped. The game
+    is untouched and every tap still works."""
+    import threading
+    import urllib.request
+
+    from companion.web import create_app
+    from companion.web.server import start
+
+    hang = threading.Event()
+    release = threading.Event()
+
+    def read():
+        if hang.is_set():
+            release.wait(10)
+        return scene(True)
+
+    camera = ResilientCamera(lambda: CallableSource(read), stall_seconds=0.3)
+    live = Live(camera, table, [RedCupWatch()], idle_seconds=0.005, max_fps=50)
+    app = create_app({"data": {"dir": str(tmp_path)}, "server": {"pin": "4321"}}, table, live)
+    server = start(app, "127.0.0.1", 0, threads=8)
+
+    def health() -> dict:
+        with urllib.request.urlopen(server.url + "/api/health", timeout=5) as r:
+            return json.load(r)["camera"]
+
+    live.start()
+    try:
+        deadline = time.monotonic() + 5
+        while live.frames < 10 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert health()["camera"]["state"] == "ok" and health()["fps"] > 0
+        hang.set()
+        time.sleep(0.6)
+        h = health()
+        assert h["camera"]["state"] == "stalled" and "no frame for" in h["camera"]["status"]
+        assert h["fps"] == 0.0 and h["camera"]["fps"] == 0.0
+        seq = table.state()["seq"]
+        table.apply({"type": "throw", "side": "A", "cup": "miss"}, source="button")
+        assert table.state()["seq"] == seq + 1  # the game goes on without the camera
+        hang.clear()
+        release.set()
+        deadline = time.monotonic() + 5
+        while health()["camera"]["state"] != "ok" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert health()["camera"]["state"] == "ok"
+    finally:
+        release.set()
+        live.stop()
+        server.stop()

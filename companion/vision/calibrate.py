@@ -244,8 +244,10 @@ class Calibration:
             raise CalibrationError("BAD_FILE", f"not a table calibration: {err}") from None
 
     def save(self, path: str | Path) -> None:
+        from companion.config import write_atomic
+
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        write_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> Calibration:
@@ -473,7 +475,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.image:
         print("error: give a camera frame (IMAGE) or --sheet DIR", file=sys.stderr)
         return 2
-    out = Path(args.out or cfg["calibration"]["table"] or config_mod.data_path(cfg, "table.json"))
+    out = Path(args.out or cfg["calibration"]["table"] or Path(cfg["data"]["dir"]) / "table.json")
     frame = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
     if frame is None:
         print(f"error: cannot read image {args.image}", file=sys.stderr)
@@ -491,9 +493,15 @@ def run(args: argparse.Namespace) -> int:
     except CalibrationError as err:
         print(f"calibration failed ({err.code}): {err.message}", file=sys.stderr)
         return 1
-    cal.save(out)
+    try:
+        cal.save(out)
+    except OSError as err:
+        print(f"error: {config_mod.cannot_write(out, err)}", file=sys.stderr)
+        return 2
     over = Path(args.overlay) if args.overlay else out.with_name(out.stem + "-overlay.png")
-    cv2.imwrite(str(over), overlay(frame, cal))
+    if not cv2.imwrite(str(over), overlay(frame, cal)):
+        print(f"error: cannot write the overlay {over} (--overlay FILE.png to put it elsewhere)", file=sys.stderr)
+        return 2
     print(f"table calibrated in {cal.ms:.0f} ms: 4 markers, error {cal.error_mm:.1f} mm, "
           f"table {cal.layout.table_w:.0f} × {cal.layout.table_h:.0f} mm")
     print(f"wrote {out}")

@@ -105,7 +105,9 @@ class ColourProfiles:
                              for n, p in self.profiles.items()}}
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        from companion.config import write_atomic
+
+        write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> ColourProfiles:

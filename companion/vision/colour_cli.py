@@ -8,8 +8,9 @@ colours from left to right::
 
 A colour may repeat (``red,red,blue``: more dice of a colour make a better profile). Instead of
 left-to-right order, ``--labels FILE`` takes ``[{"center": [x, y], "color": "red"}, ...]``: each
-label names the die nearest to it. The profiles go to ``--out`` (default
-``<data dir>/colours.json``, which ``companion dice`` and the camera use from then on). The command
+label names the die nearest to it. The profiles go to ``--out`` (default: where the service reads
+them, ``calibration.colours`` of ``--config``'s companion.toml, else ``<data dir>/colours.json``,
+which ``companion dice`` and the camera use from then on). The command
 prints what it learned and warns when two colours are too alike to tell apart reliably.
 Exit status 2 when the frame does not match the names (too few or too many dice, no image)."""
 
@@ -32,8 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how = parser.add_mutually_exclusive_group(required=True)
     how.add_argument("--colours", help="colour names of the dice from left to right, comma-separated")
     how.add_argument("--labels", type=Path, help='JSON list of {"center": [x, y], "color": name}')
-    parser.add_argument("--out", type=Path, help="profile file to write (default <data dir>/colours.json)")
-    parser.add_argument("--data-dir", default="data")
+    parser.add_argument("--out", type=Path, help="profile file to write (default: calibration.colours of "
+                        "companion.toml, else <data dir>/colours.json)")
+    parser.add_argument("--data-dir", help="data directory (default: [data] dir of companion.toml, else ./data)")
+    parser.add_argument("--config", help="companion.toml (on the Pi: /etc/companion/companion.toml)")
 
 
 def fail(message: str) -> int:
@@ -41,7 +44,29 @@ def fail(message: str) -> int:
     return 2
 
 
+def target(args: argparse.Namespace) -> Path:
+    """Where the profiles go: --out, else <--data-dir>/colours.json, else where the service
+    reads them (companion.toml's calibration.colours, else <data dir>/colours.json)."""
+    from companion import config as config_mod
+
+    if args.out:
+        return Path(args.out)
+    if args.data_dir:
+        return Path(args.data_dir) / "colours.json"
+    cfg = config_mod.load(args.config)
+    configured = cfg["calibration"]["colours"]
+    if configured and configured.lower() != "none":
+        return Path(configured)
+    return Path(cfg["data"]["dir"]) / "colours.json"
+
+
 def run(args: argparse.Namespace) -> int:
+    from companion.config import ConfigError, cannot_write
+
+    try:
+        out = target(args)
+    except ConfigError as err:
+        return fail(str(err))
     frame = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
     if frame is None:
         return fail(f"cannot read an image from {args.image}")
@@ -70,9 +95,11 @@ def run(args: argparse.Namespace) -> int:
     for die, name in pairs:
         samples.setdefault(name, []).append(face_lab(frame, die.center, die.size))
     profiles = ColourProfiles.learn(samples)
-    out = args.out or Path(args.data_dir) / "colours.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    profiles.save(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        profiles.save(out)
+    except OSError as err:
+        return fail(cannot_write(out, err))
     print(f"learned {len(profiles.profiles)} colours from {len(pairs)} dice -> {out}")
     for name, p in profiles.profiles.items():
         L, a, b = p.lab[0]

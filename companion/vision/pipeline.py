@@ -166,11 +166,31 @@ class TableVision:
         self.dice: DiceStep | None = None
         self.status = "calibrating: waiting for the first frame"
         self._last_try = -1e9
+        self.notices: list[str] = []  # what starting had to do, for the log and /api/health
         if self.calibration_file is not None and self.calibration_file.exists():
             try:
                 self._ready(Calibration.load(self.calibration_file), "loaded " + str(self.calibration_file))
-            except (OSError, ValueError, KeyError) as err:
-                self.status = f"calibration file unusable ({err}): calibrating from the camera"
+            except (OSError, ValueError, KeyError, CalibrationError) as err:
+                self._unusable(err)
+
+    def _unusable(self, err: Exception) -> None:
+        """A stored calibration that cannot be loaded (empty after a power cut, edited by hand):
+        the service still starts and calibrates from the markers, as with no file; the file is
+        renamed aside first, so the new calibration does not overwrite someone's edited slots."""
+        path = self.calibration_file
+        assert path is not None
+        why = err.message if isinstance(err, CalibrationError) else str(err)
+        aside = path.with_name(f"{path.name}.unusable-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            path.rename(aside)
+            kept = f"it was renamed to {aside.name}"
+        except OSError as move_err:
+            kept = f"it could not be renamed aside ({move_err.strerror}) and will be replaced"
+        self.status = f"calibration file unusable ({why}): calibrating from the camera"
+        notice = (f"the table calibration {path} cannot be used ({why}); {kept}, and the table is "
+                  f"calibrated again from the markers (companion calibrate table to do it by hand)")
+        log.warning("%s", notice)
+        self.notices.append(notice)
 
     def _ready(self, cal: Calibration, how: str) -> None:
         from companion.vision.watch_cups import CupWatch

@@ -289,7 +289,8 @@ def health() -> Response:
 @api.get("/frame.jpg")
 def frame() -> Response:
     c = ctx()
-    jpeg = c.live.latest_jpeg() if c.live is not None else None
+    raw = request.args.get("raw") == "1"  # the plain frame, for `companion calibrate`
+    jpeg = None if c.live is None else c.live.latest_jpeg(raw=True) if raw else c.live.latest_jpeg()
     if jpeg is None:
         raise ApiError(404, "NO_FRAME", "no camera configured" if c.live is None else "no frame yet")
     return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})

@@ -1,0 +1,44 @@
+"""What a player notices on a phone, in real Chromium against a real server on loopback: the
+Camera page fits a phone, History tells the phone's own time, set-up and PIN refusals read as
+sentences in the phone's language."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.config import load
+from companion.live import Service
+from companion.web.server import start
+from tests.web.conftest import CHROMIUM, PHONE, SHOTS, phone
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (./run test installs it)")
+
+
+def test_camera_page_fits_a_phone_with_the_rendered_camera(browser, tmp_path):
+    """The Camera page of a table with a camera: the 1280x720 frame and the long readings used to
+    run off a 390-pixel phone, which cannot scroll sideways (the page hides horizontal overflow),
+    so the frame was cut off. Now the frame scales to the card and long readings wrap."""
+    config = load(None, {"camera": {"source": "render", "render_seed": 10, "render_speed": 1.0},
+                         "data": {"dir": str(tmp_path / "data")}, "server": {"pin": "2468"},
+                         "panel": {"enabled": False}, "confirm": {"auto_seconds": 0.3}})
+    service = Service(config)
+    service.start()
+    running = start(service.app, "127.0.0.1", 0, threads=16)
+    try:
+        errors: list[str] = []
+        page = phone(browser, running.url + "/health", errors)
+        page.wait_for_selector("#frame:not([hidden])")
+        page.wait_for_function("document.getElementById('frame').naturalWidth > 0", timeout=10000)
+        page.wait_for_selector("#health dt")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "health-phone-camera.png"), full_page=True)
+        box = page.locator("#frame").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        widest = page.evaluate("Math.max(...[...document.querySelectorAll('#health dd')]"
+                               ".map((d) => d.getBoundingClientRect().right))")
+        assert widest <= PHONE["width"]
+        assert errors == []
+    finally:
+        running.stop()
+        service.stop()

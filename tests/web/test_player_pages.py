@@ -4,12 +4,16 @@ sentences in the phone's language."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
+
 import pytest
 
 from companion.config import load
 from companion.live import Service
 from companion.web.server import start
 from tests.web.conftest import CHROMIUM, PHONE, SHOTS, phone
+from tests.web.test_browser import post
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (./run test installs it)")
 
@@ -42,3 +46,24 @@ def test_camera_page_fits_a_phone_with_the_rendered_camera(browser, tmp_path):
     finally:
         running.stop()
         service.stop()
+
+
+def test_history_shows_when_a_game_was_played_in_the_phones_time(browser, server):
+    """The log stores UTC; History printed it as it was, so at a table in Budapest a game started
+    at 18:05 was listed at 17:05 (two hours off in summer). It now shows the phone's own time."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    post(server.port, "/api/games", {"type": "new_game", "game": "exactly", "players": ["Ann", "Bea"]})
+    with urllib.request.urlopen(server.url + "/api/games", timeout=5) as r:
+        game = json.load(r)["games"][0]
+    created = datetime.fromisoformat(game["created"].replace("Z", "+00:00"))
+    local = created.astimezone(ZoneInfo("Europe/Budapest")).strftime("%Y-%m-%d %H:%M")
+    context = browser.new_context(viewport=PHONE, locale="hu-HU", timezone_id="Europe/Budapest")
+    page = context.new_page()
+    page.goto(server.url + "/history")
+    row = page.locator(f'#games [data-game="{game["id"]}"]')
+    row.wait_for()
+    assert local in row.inner_text()
+    assert created.strftime("%Y-%m-%d %H:%M") not in row.inner_text()
+    context.close()

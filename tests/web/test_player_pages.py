@@ -67,3 +67,19 @@ def test_history_shows_when_a_game_was_played_in_the_phones_time(browser, server
     assert local in row.inner_text()
     assert created.strftime("%Y-%m-%d %H:%M") not in row.inner_text()
     context.close()
+
+
+def test_setup_stack21_teams_with_three_players_says_why(browser, server):
+    """S1: team play is four players. With three names and "teams" ticked, the set-up page sent a
+    missing fourth as null and the player read "'teams[1]'[1] must be a string, not null"; now
+    the engine's own sentence."""
+    errors: list[str] = []
+    setup = phone(browser, server.url + "/setup", errors)
+    setup.select_option("#game", "stack21")
+    setup.fill("textarea[name=players]", "Ann\nBea\nCy")
+    setup.check("input[name=teams]")
+    setup.click("button[type=submit]")
+    setup.wait_for_selector("#toast:not([hidden])")
+    assert "team play needs exactly 4 players, not 3" in setup.inner_text("#toast")
+    assert "null" not in setup.inner_text("#toast")
+    assert errors == []

@@ -83,3 +83,21 @@ def test_setup_stack21_teams_with_three_players_says_why(browser, server):
     assert "team play needs exactly 4 players, not 3" in setup.inner_text("#toast")
     assert "null" not in setup.inner_text("#toast")
     assert errors == []
+
+
+def test_a_wrong_pin_is_told_in_the_phones_language(browser, server):
+    """A phone that scanned the controller's QR code before a restart holds the old PIN (a new one
+    is drawn at each start). On a Spanish phone the refusal was the server's English sentence
+    although the page has its own words for it; the PIN refusals are now in the phone's language,
+    for the login and for a tap alike."""
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    errors: list[str] = []
+    ctl = phone(browser, server.url + "/controller#pin=1111", errors, lang="es-ES")
+    ctl.wait_for_selector("#toast:not([hidden])")
+    assert ctl.inner_text("#toast") == "ese no es el PIN de la mesa"
+    assert ctl.locator("#login").is_visible()
+    ctl.evaluate("localStorage.setItem('companion.pin', '2222'); document.getElementById('toast').textContent = ''")
+    ctl.locator('form.dice-entry[data-side="A"] button[type=submit]').click()
+    ctl.wait_for_function("document.getElementById('toast').textContent.includes('PIN de la mesa')")
+    assert "not the table PIN" not in ctl.inner_text("#toast")
+    assert errors == []

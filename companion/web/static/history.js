@@ -55,7 +55,7 @@ document.addEventListener("DOMContentLoaded", async () => {
       r = await send(true);
     }
     if (r.ok) { C.toast(tr("resumed"), true); location.href = "/"; }
-    else C.toast(tr("error") + ": " + (r.data.message || r.data.code));
+    else C.toast(tr("error") + ": " + C.refusal(r.data));
   }
 
   const r = await C.api("GET", "/api/games");

@@ -118,7 +118,7 @@ document.addEventListener("DOMContentLoaded", () => {
       r = await start(true);
     }
     if (r.ok) { C.toast(tr("started"), true); location.href = "/controller"; }
-    else C.toast(tr("error") + ": " + (r.data.message || r.data.code));
+    else C.toast(tr("error") + ": " + C.refusal(r.data));
   });
   draw();
 });

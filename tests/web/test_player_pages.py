@@ -101,3 +101,22 @@ def test_a_wrong_pin_is_told_in_the_phones_language(browser, server):
     ctl.wait_for_function("document.getElementById('toast').textContent.includes('PIN de la mesa')")
     assert "not the table PIN" not in ctl.inner_text("#toast")
     assert errors == []
+
+
+def test_a_new_game_the_rules_refuse_is_told_before_asking_to_leave_the_game(browser, server):
+    """During an unfinished game, a set-up with two sides of one name first asked "Start a new game
+    anyway?" and only then said the sides were wrong; fixing them asked again. The refusal now
+    comes first, with no question, and the game in progress goes on."""
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    errors: list[str] = []
+    dialogs: list[str] = []
+    setup = phone(browser, server.url + "/setup", errors)
+    setup.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    setup.fill("input[name=side1]", "A")
+    setup.click("button[type=submit]")
+    setup.wait_for_selector("#toast:not([hidden])")
+    assert "two sides are called 'A'" in setup.inner_text("#toast")
+    assert dialogs == []
+    with urllib.request.urlopen(server.url + "/api/state", timeout=5) as r:
+        assert json.load(r)["players"] == ["A", "B"]
+    assert errors == []

@@ -12,7 +12,7 @@ import pytest
 from companion.config import load
 from companion.live import Service
 from companion.web.server import start
-from tests.web.conftest import CHROMIUM, PHONE, SHOTS, phone
+from tests.web.conftest import CHROMIUM, DICE_A, DICE_B, NEW_EXACT21, PHONE, SHOTS, phone
 from tests.web.test_browser import post
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (./run test installs it)")
@@ -119,4 +119,22 @@ def test_a_new_game_the_rules_refuse_is_told_before_asking_to_leave_the_game(bro
     assert dialogs == []
     with urllib.request.urlopen(server.url + "/api/state", timeout=5) as r:
         assert json.load(r)["players"] == ["A", "B"]
+    assert errors == []
+
+
+@pytest.mark.parametrize("lang, line", [("en-GB", "Last: Ann → miss"), ("es-ES", "Último: Ann → fallo")])
+def test_exact21_a_miss_is_said_once_on_the_scoreboard(browser, server, lang, line):
+    """E7: a miss changes nothing. The scoreboard's last line read "Last: Ann → miss (miss)" (the
+    cup and its result are the same word); it now says it once."""
+    post(server.port, "/api/games", NEW_EXACT21)
+    post(server.port, "/api/events", DICE_A)
+    post(server.port, "/api/events", DICE_B)
+    post(server.port, "/api/events", {"type": "throw", "side": "A", "cup": "miss"})
+    errors: list[str] = []
+    board = phone(browser, server.url + "/", errors, lang=lang)
+    board.wait_for_selector("#board .last")
+    assert board.inner_text("#board .last") == line
+    post(server.port, "/api/events", {"type": "throw", "side": "A", "cup": "blue"})
+    board.wait_for_function("document.querySelector('#board .last').textContent.includes('Ben')")
+    assert "(" in board.inner_text("#board .last")  # a cup made still says what it did
     assert errors == []

@@ -14,6 +14,7 @@ from companion.live import Service
 from companion.web.server import start
 from tests.web.conftest import CHROMIUM, DICE_A, DICE_B, NEW_EXACT21, PHONE, SHOTS, phone
 from tests.web.test_browser import post
+from tests.web.test_game_pages import start as start_on_setup
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (./run test installs it)")
 
@@ -137,4 +138,37 @@ def test_exact21_a_miss_is_said_once_on_the_scoreboard(browser, server, lang, li
     post(server.port, "/api/events", {"type": "throw", "side": "A", "cup": "blue"})
     board.wait_for_function("document.querySelector('#board .last').textContent.includes('Ben')")
     assert "(" in board.inner_text("#board .last")  # a cup made still says what it did
+    assert errors == []
+
+
+def test_stack21_first_turn_heading_offers_only_keep(browser, server):
+    """S4: the first turn of a round is draw and keep only. With the drawn card in hand the
+    controller's heading said "Ann: keep or give the card" while it offered no give; it now says
+    "keep the card", and "keep or give" once a give is allowed."""
+    errors: list[str] = []
+    board, ctl = start_on_setup(browser, server, errors, "stack21", "Ann\nBea")
+    deal = ctl.locator(".s21-deal")
+    deal.locator("summary").click()
+    deal.locator("input[name=hand_Ann]").fill("a 6 10 9")
+    deal.locator("input[name=hand_Bea]").fill("5 5 8 2")
+    deal.locator("input[name=upcard]").fill("A")
+    deal.locator(".s21-hands button[type=submit]").click()
+
+    def draw(rank: str) -> None:
+        pad = ctl.locator(".s21-pad").first
+        pad.locator(f'button[data-rank="{rank}"]').click()
+        pad.locator("button[type=submit]").click()
+
+    draw("4")
+    ctl.wait_for_selector('button[data-action="keep"]')
+    assert ctl.locator('button[data-action="give"]').count() == 0
+    assert "Ann: keep the card" in ctl.inner_text("#controls .who")
+    ctl.click('button[data-action="keep"][data-target="Ann:1"]')
+    draw("3")  # Bea's first turn too
+    ctl.wait_for_selector('button[data-action="keep"][data-target="Bea:1"]')
+    assert "Bea: keep the card" in ctl.inner_text("#controls .who")
+    ctl.click('button[data-action="keep"][data-target="Bea:1"]')
+    draw("2")  # Ann's second turn: she may give
+    ctl.wait_for_selector('button[data-action="give"]')
+    assert "Ann: keep or give the card" in ctl.inner_text("#controls .who")
     assert errors == []

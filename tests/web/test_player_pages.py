@@ -13,7 +13,7 @@ from companion.config import load
 from companion.live import Service
 from companion.web.server import start
 from tests.web.conftest import CHROMIUM, DICE_A, DICE_B, NEW_EXACT21, PHONE, SHOTS, phone
-from tests.web.test_browser import post
+from tests.web.test_browser import play_random, post
 from tests.web.test_game_pages import start as start_on_setup
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (./run test installs it)")
@@ -171,4 +171,22 @@ def test_stack21_first_turn_heading_offers_only_keep(browser, server):
     draw("2")  # Ann's second turn: she may give
     ctl.wait_for_selector('button[data-action="give"]')
     assert "Ann: keep or give the card" in ctl.inner_text("#controls .who")
+    assert errors == []
+
+
+def test_history_says_playing_now_only_of_an_unfinished_game(browser, server):
+    """History marked the table's game "playing now" even once it was won; a finished game is
+    listed as finished games are (no mark), an unfinished one keeps "playing now"."""
+    final = play_random(server.port, "exact21", steps=400)
+    assert final["finished"]
+    errors: list[str] = []
+    page = phone(browser, server.url + "/history", errors)
+    row = page.locator(f'#games [data-game="{final["game_id"]}"]')
+    row.wait_for()
+    assert "playing now" not in row.inner_text() and "unfinished" not in row.inner_text()
+    post(server.port, "/api/games", NEW_EXACT21)
+    page.reload()
+    row = page.locator('#games [data-current]')
+    row.wait_for()
+    assert "playing now" in row.inner_text()
     assert errors == []

@@ -62,10 +62,11 @@ document.addEventListener("DOMContentLoaded", async () => {
   if (!r.ok || !r.data.games.length) { chart.replaceChildren(el("p", {class: "empty"}, tr("no_game"))); return; }
   for (const g of r.data.games) {
     const now = g.id === r.data.current;
+    const playing = now && g.finished === false;  // a finished game on the table is not "playing now"
     list.appendChild(el("li", {"data-game": g.id, "data-finished": String(g.finished), "data-current": now},
       el("span", {class: "g"}, el("b", {}, "#" + g.id + " " + C.gameName(g.game)), el("br"),
         el("span", {class: "dim"}, when(g.created) + " · " + tr("events", {n: g.events})
-          + (now ? " · " + tr("playing_now") : g.finished === false ? " · " + tr("unfinished") : ""))),
+          + (playing ? " · " + tr("playing_now") : g.finished === false && !now ? " · " + tr("unfinished") : ""))),
       g.finished === false && !now ? el("button", {type: "button", class: "resume okb", onclick: () => resume(g.id)}, tr("resume")) : null,
       el("button", {type: "button", onclick: () => draw(g.id)}, tr("score_over_time")),
       el("a", {href: `/api/games/${g.id}/log.jsonl`, download: `game-${g.id}.jsonl`}, tr("export"))));

@@ -184,9 +184,9 @@ class Table:
         with self._lock:
             event = _clean(new_game)
             self._check_expected(expect, event, strict=True)
+            game = Game.start(event)  # a new game the rules refuse is told before leaving is asked
             if not replace:
                 self._check_may_leave("a new game would abandon it; confirm to start one anyway")
-            game = Game.start(event)
             self.game_id = self.log.new_game(event, source)
             self.game = game
             self._stored = [_plain(event)]

@@ -73,10 +73,14 @@
     return {ok: response.ok, status: response.status, data};
   };
 
+  // A refusal as a sentence: the page's own codes (PIN, STALE) in the phone's language, else the
+  // engine's sentence.
+  C.refusal = (data) => C.t["code_" + data.code] || data.message || data.code;
+
   // Send a change; a refusal is explained in the toast (the engine's own sentence).
   C.change = async function (method, path, body) {
     const r = await C.api(method, path, body);
-    if (!r.ok) C.toast(C.tr("error") + ": " + (C.t["code_" + r.data.code] || r.data.message || r.data.code));
+    if (!r.ok) C.toast(C.tr("error") + ": " + C.refusal(r.data));
     else C.clearError();
     if (r.ok && r.data && r.data.game !== undefined && C.render) C.render(r.data, true);
     return r;

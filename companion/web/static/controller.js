@@ -11,7 +11,7 @@ document.addEventListener("DOMContentLoaded", () => {
   async function enter(pin) {
     const r = await C.api("POST", "/api/login", {pin});
     if (r.ok) { C.storePin(pin); login.hidden = true; C.toast(tr("pin_ok"), true); }
-    else { login.hidden = false; C.toast(r.data.message || tr("pin_wrong")); }
+    else { login.hidden = false; C.toast(C.t["code_" + r.data.code] ? C.refusal(r.data) : tr("pin_wrong")); }
     return r.ok;
   }
   C.onPinNeeded = () => { login.hidden = false; };

@@ -7,6 +7,13 @@ document.addEventListener("DOMContentLoaded", async () => {
   const chart = document.getElementById("chart");
   document.getElementById("conn").dataset.state = "on";
   const PALETTE = ["#f5c542", "#2f7bff", "#ff4040", "#27c46b", "#c58bff", "#4fd6e8"];
+  // The server stores UTC ("…Z"); a player reads the time of their own phone.
+  const when = (iso) => {
+    const t = new Date(iso || "");
+    if (isNaN(t)) return (iso || "").replace("T", " ").slice(0, 16);
+    const two = (n) => String(n).padStart(2, "0");
+    return `${t.getFullYear()}-${two(t.getMonth() + 1)}-${two(t.getDate())} ${two(t.getHours())}:${two(t.getMinutes())}`;
+  };
 
   async function draw(id) {
     const r = await C.api("GET", `/api/games/${id}/scores`);
@@ -48,17 +55,18 @@ document.addEventListener("DOMContentLoaded", async () => {
       r = await send(true);
     }
     if (r.ok) { C.toast(tr("resumed"), true); location.href = "/"; }
-    else C.toast(tr("error") + ": " + (r.data.message || r.data.code));
+    else C.toast(tr("error") + ": " + C.refusal(r.data));
   }
 
   const r = await C.api("GET", "/api/games");
   if (!r.ok || !r.data.games.length) { chart.replaceChildren(el("p", {class: "empty"}, tr("no_game"))); return; }
   for (const g of r.data.games) {
     const now = g.id === r.data.current;
+    const playing = now && g.finished === false;  // a finished game on the table is not "playing now"
     list.appendChild(el("li", {"data-game": g.id, "data-finished": String(g.finished), "data-current": now},
       el("span", {class: "g"}, el("b", {}, "#" + g.id + " " + C.gameName(g.game)), el("br"),
-        el("span", {class: "dim"}, (g.created || "").replace("T", " ").slice(0, 16) + " · " + tr("events", {n: g.events})
-          + (now ? " · " + tr("playing_now") : g.finished === false ? " · " + tr("unfinished") : ""))),
+        el("span", {class: "dim"}, when(g.created) + " · " + tr("events", {n: g.events})
+          + (playing ? " · " + tr("playing_now") : g.finished === false && !now ? " · " + tr("unfinished") : ""))),
       g.finished === false && !now ? el("button", {type: "button", class: "resume okb", onclick: () => resume(g.id)}, tr("resume")) : null,
       el("button", {type: "button", onclick: () => draw(g.id)}, tr("score_over_time")),
       el("a", {href: `/api/games/${g.id}/log.jsonl`, download: `game-${g.id}.jsonl`}, tr("export"))));

@@ -79,7 +79,9 @@ document.addEventListener("DOMContentLoaded", () => {
         });
         if (f.sheets.value.trim()) event.sheets = JSON.parse(f.sheets.value);
       } else event.players = players;
-      if (g === "stack21" && f.teams.checked) event.teams = [[players[0], players[2]], [players[1], players[3]]];
+      // Seats 1+3 against 2+4; with other than four players the engine says why (S1).
+      if (g === "stack21" && f.teams.checked)
+        event.teams = [[players[0], players[2]], [players[1], players[3]]].map((t) => t.filter((p) => p !== undefined));
     }
     for (const [name, spec] of Object.entries(window.GAME_OPTIONS[g] || {})) {
       const input = f["opt_" + name];
@@ -116,7 +118,7 @@ document.addEventListener("DOMContentLoaded", () => {
       r = await start(true);
     }
     if (r.ok) { C.toast(tr("started"), true); location.href = "/controller"; }
-    else C.toast(tr("error") + ": " + (r.data.message || r.data.code));
+    else C.toast(tr("error") + ": " + C.refusal(r.data));
   });
   draw();
 });

@@ -55,6 +55,7 @@
   function lastLine(state) {
     const last = state.detail.last;
     if (!last || last.type !== "throw") return null;
+    if (last.cup === "miss") return el("div", {class: "last"}, tr("last_miss", {player: last.player}));  // not "miss (miss)"
     const result = tr("result_" + last.result, {points: last.points});
     return el("div", {class: "last"}, tr("last_throw", {player: last.player, cup: tr("cup_" + last.cup), result}));
   }

@@ -239,8 +239,10 @@
     const player = d.to_act_player;
     const legal = state.legal || [];
     const of = (type) => legal.filter((a) => a.type === type);
+    // S4 first turn and S11 playing out: keep only, so the heading does not offer a give
+    const canGive = of("give").length > 0;
     const head = el("div", {class: "card"}, el("div", {class: "who"}, d.hand
-      ? tr(d.hand.refused_by ? "s21_place_for" : "s21_keep_or_give", {name: player, by: d.hand.refused_by || ""})
+      ? tr(d.hand.refused_by ? "s21_place_for" : canGive ? "s21_keep_or_give" : "s21_keep_only", {name: player, by: d.hand.refused_by || ""})
       : tr("s21_turn_of", {name: player}) + (d.first_turn ? " · " + tr("s21_first_turn") : "")));
     if (d.hand) head.appendChild(el("div", {class: "s21-up"}, cardChip(d.hand.card)));
     root.appendChild(head);

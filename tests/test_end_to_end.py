@@ -4,24 +4,13 @@ scripted winner, and every throw into a cup came from the camera (misses from th
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
 from companion.vision.rendered_table import RenderedTable
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return json.load(resp)
+from tests.loopback import free_port, get_json
 
 
 def test_E12_rendered_game_through_companion_serve_ends_with_the_scripted_winner(tmp_path):
@@ -52,7 +41,7 @@ enabled = false
         state: dict = {}
         while time.monotonic() < deadline:
             try:
-                state = get(base + "/api/state")
+                state = get_json(base + "/api/state")
             except OSError:
                 state = {}
             if state.get("finished"):
@@ -61,7 +50,7 @@ enabled = false
         assert state.get("finished"), f"the game did not finish: {state.get('scores')}"
         assert state["winners"] == [script.winner]
         assert state["scores"][script.winner] == 21
-        health = get(base + "/api/health")["camera"]
+        health = get_json(base + "/api/health")["camera"]
         assert health["camera"]["state"] == "ok" and health["frames"] > 100
         with urllib.request.urlopen(f"{base}/api/games/{state['game_id']}/log.jsonl?raw=1", timeout=10) as resp:
             rows = [json.loads(line) for line in resp.read().decode().splitlines() if line.strip()]

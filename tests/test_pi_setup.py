@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,19 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.loopback import free_port, get_json
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_FRAME = ROOT / "calibration" / "table.example-frame.jpg"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get_json(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return json.load(r)
 
 
 def pi_config(tmp_path: Path, data_dir: Path, **camera: str) -> Path:

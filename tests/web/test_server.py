@@ -14,17 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.loopback import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str) -> tuple[int, bytes]:

@@ -9,6 +9,7 @@ import argparse
 import json
 import statistics
 import time
+from dataclasses import replace
 from typing import Any
 
 import cv2
@@ -20,8 +21,11 @@ from companion.vision.render import Renderer, game_sequence
 from companion.vision.watch_cups import CupWatch
 
 
-def run_game(seed: int, fps: float = 15.0) -> dict[str, Any]:
+def run_game(seed: int, fps: float = 15.0, colour: tuple[float, float, float] = (1.0, 1.0, 1.0),
+             dim: float = 1.0) -> dict[str, Any]:
     seq = game_sequence(seed, fps=fps)
+    # the same game under another light: its colour (B, G, R) and level
+    seq.look = replace(seq.look, colour=colour, light=seq.look.light * dim)
     renderer = Renderer(seq.look, seq.layout, seed)
     frames = seq.frames(renderer)
     t, first = next(frames)
@@ -94,20 +98,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1, help="first game's seed; game i uses seed + i")
     parser.add_argument("--fps", type=float, default=15.0, help="camera frames per second of the rendered games")
+    parser.add_argument("--light-colour", type=_colour, default=(1.0, 1.0, 1.0), metavar="B,G,R",
+                        help="the light's colour as blue, green, red gains (a warm lamp: 0.70,0.92,1.12; "
+                             "a cool window: 1.15,1.0,0.85); default white")
+    parser.add_argument("--dim", type=_gain, default=1.0, metavar="F", help="the light's level times F (default 1)")
     parser.add_argument("--json", action="store_true", help="one JSON object with the same figures")
+
+
+def _gain(text: str) -> float:
+    """A factor on the light, 0.1 to 3."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.1 <= value <= 3.0:   # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text}: a factor on the light lies from 0.1 to 3")
+    return value
+
+
+def _colour(text: str) -> tuple[float, float, float]:
+    parts = text.split(",")
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(f"'{text}' is not three factors B,G,R (e.g. 0.70,0.92,1.12)")
+    b, g, r = (_gain(v) for v in parts)
+    return b, g, r
 
 
 def run(args: argparse.Namespace) -> int:
     cv2.setNumThreads(1)
     games = []
     for i in range(args.games):
-        games.append(run_game(args.seed + i, args.fps))
+        games.append(run_game(args.seed + i, args.fps, args.light_colour, args.dim))
         if not args.json:
             g = games[-1]
             print(f"game {g['seed']}: {g['throws_in_cups']} throws in cups, {len(g['false'])} false, "
                   f"{len(g['missed'])} missed, {statistics.median(g['ms']):.1f} ms/frame, look {g['look']}",
                   flush=True)
     summary = summarise(games)
+    summary["light"] = {"colour_bgr": list(args.light_colour), "dim": args.dim}
     if args.json:
         print(json.dumps(summary))
     else:

@@ -115,6 +115,23 @@ def marker_table_points(layout: Layout) -> dict[int, np.ndarray]:
     return out
 
 
+def marker_cells(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The centre (table mm) of each of the 6 × 6 cells of every printed marker (its black border
+    and its 4 × 4 bits), whether that cell is printed white, and the marker's id."""
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    cell = MARKER_MM / 6
+    pts, white, ids = [], [], []
+    for i, points in marker_table_points(layout).items():
+        cx, cy = points[0]
+        bits = cv2.aruco.generateImageMarker(dictionary, i, 6) > 127   # one pixel a cell, top row first
+        for r in range(6):
+            for c in range(6):   # the marker's top towards the back edge (y+), as in marker_table_points
+                pts.append((cx - MARKER_MM / 2 + (c + 0.5) * cell, cy + MARKER_MM / 2 - (r + 0.5) * cell))
+                white.append(bool(bits[r, c]))
+                ids.append(i)
+    return np.array(pts), np.array(white), np.array(ids)
+
+
 @dataclass
 class Calibration:
     image_size: tuple[int, int]
@@ -163,6 +180,40 @@ class Calibration:
         return Calibration((width, height), S @ self.K, self.rvec, self.tvec, S @ self.homography,
                            {i: [c[0] * s, c[1] * s] for i, c in self.markers.items()}, self.marker_px * s,
                            self.layout, self.error_mm, self.slots)
+
+    # --- the light's colour ------------------------------------------------------------------
+    def paper_white(self, frame: np.ndarray) -> np.ndarray | None:
+        """The B, G, R of the markers' white cells in this frame: the light's colour and level (a
+        warm lamp, a cool window, a camera's white balance, a dim room) measured on paper known
+        to be white. Only markers seen whole count (every white cell brighter than every black
+        one: no hand over it); None when none is, or the frame is not colour."""
+        if frame.ndim != 3:
+            return None
+        if getattr(self, "_cells", None) is None:
+            self._cells = marker_cells(self.layout)
+        pts, white, ids = self._cells
+        px = np.round(cv2.perspectiveTransform(pts[None], self.homography)[0]).astype(np.int64)
+        h, w = frame.shape[:2]
+        r = max(0, int(self.marker_px / 6 * 0.2))   # well inside a cell
+        if (px[:, 0] < r).any() or (px[:, 1] < r).any() or (px[:, 0] >= w - r).any() or (px[:, 1] >= h - r).any():
+            keep = (px[:, 0] >= r) & (px[:, 1] >= r) & (px[:, 0] < w - r) & (px[:, 1] < h - r)
+            ids = np.where(keep, ids, -1)
+        k = np.arange(-r, r + 1)
+        ys = np.clip(px[:, 1, None, None] + k[None, :, None], 0, h - 1)
+        xs = np.clip(px[:, 0, None, None] + k[None, None, :], 0, w - 1)
+        bgr = frame[ys, xs].reshape(len(px), -1, 3).astype(np.float64).mean(axis=1)
+        grey = bgr.mean(axis=1)
+        whites = []
+        for i in range(4):
+            mine = ids == i
+            if not (mine & white).any() or not (mine & ~white).any():
+                continue
+            wg, bg = grey[mine & white], grey[mine & ~white]
+            if wg.min() > bg.max() + 20 and np.median(wg) > 40:
+                whites.append(np.median(bgr[mine & white], axis=0))
+        if not whites:
+            return None
+        return np.median(np.array(whites), axis=0)
 
     # --- camera moved? -----------------------------------------------------------------------
     def check_markers(self, frame: np.ndarray, tolerance_px: float | None = None) -> dict[int, float | None]:

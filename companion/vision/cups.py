@@ -31,6 +31,8 @@ LABEL = {"blue": BLUE, "red": RED, "green": GREEN, "yellow": YELLOW, "silver": G
 RING_SCORE = 0.7       # fraction of the rim's samples in the cup's colour: an upright cup
 SILVER_RING = 0.85     # silver's grey is also the pale inside of every cup: stricter
 TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
+CAST = 0.04            # a light's colour this far from white (per channel gain) is undone
+PAPER_DIM = 120.0      # the markers' white paper is brought up to at least this grey level
 BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
 
 
@@ -182,6 +184,7 @@ class CupReader:
             self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner))
         self._table_points()
         self._table_prior: tuple[float, float] | None = None
+        self.gains: np.ndarray | None = None   # the light's colour undone (see balance())
         self._slot_labels = np.array([LABEL[s.cup] for s in cal.slots], np.uint8)
         self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
         self._near_grid = _grid(4.0, 4.0)
@@ -248,6 +251,8 @@ class CupReader:
         """The bare table in this frame: (plane of its HSV value over table mm, hue, saturation),
         measured on spots no cup can stand on or hide; hands and shadows there are outliers."""
         bgr = frame[self.table_px[:, 1], self.table_px[:, 0]]
+        if self.gains is not None:
+            bgr = np.clip(bgr * self.gains, 0, 255).astype(np.uint8)
         hsv = cv2.cvtColor(bgr[None], cv2.COLOR_BGR2HSV)[0].astype(np.float64)
         s0 = _median(hsv[:, 1])
         h0 = _median(hsv[:, 0])
@@ -277,6 +282,19 @@ class CupReader:
             resid = np.abs(A @ coef - v)
             ok = ok & (resid < max(6.0, 2.5 * _median(resid[ok])))
         return coef, h0, (s0 if not hueless else -s0 - 1.0)   # a negative saturation: ignore the hue
+
+    def balance(self, frame: np.ndarray) -> None:
+        """Measure the light's colour on the markers' white paper and undo it from now on. The
+        cup colours are hue bands: under a warm lamp yellow cups turn orange and the silver cup
+        yellowish, under a cool light blue cups leave their band, and a third of the cups went
+        unseen. A dim frame is brightened until the paper is PAPER_DIM (at most 3×): in a quarter
+        of the light green cups fell under the colours' least brightness. A change under 4 % is
+        left alone (frames read as they are); a frame whose markers are all covered keeps the
+        gains it had."""
+        paper = self.cal.paper_white(frame)
+        if paper is not None:
+            gains = np.minimum(max(float(paper.mean()), PAPER_DIM) / np.maximum(paper, 1.0), 3.0)
+            self.gains = None if np.abs(gains - 1).max() < CAST else gains
 
     # --- classify the view ----------------------------------------------------------------
     def view(self, frame: np.ndarray) -> np.ndarray:
@@ -421,6 +439,8 @@ class CupReader:
             raise ValueError(f"frame is {frame.shape[1]}×{frame.shape[0]}, calibrated for "
                              f"{self.cal.image_size[0]}×{self.cal.image_size[1]}")
         view = self.view(frame)
+        if self.gains is not None:
+            view = cv2.multiply(view, (*self.gains.tolist(), 0.0))
         table = self.table_model(frame)
         lab_img, val_img = self.labels(view, table)
         labels, value = self.padded(lab_img), self.padded(val_img)

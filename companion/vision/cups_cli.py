@@ -55,7 +55,9 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
         if not has_colour(frame):
             return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "
                                                   "the cups are told apart by their colour")
-        reading = CupReader(cal).read(frame)
+        reader = CupReader(cal)
+        reader.balance(frame)   # the light's colour, from the markers' white
+        reading = reader.read(frame)
     except CalibrationError as err:
         return error_line(path, err.code, err.message)
     except (cv2.error, MemoryError) as err:  # never lose the rest of the batch to one image

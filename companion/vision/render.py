@@ -55,6 +55,7 @@ class Look:
     roll_deg: float = 0.0
     shift: tuple[float, float] = (0.0, 0.0)   # lens position off the table centre, mm
     light: float = 1.0              # overall brightness (0.5 = half light)
+    colour: tuple[float, float, float] = (1.0, 1.0, 1.0)  # the light's colour, B G R (a warm lamp: less blue)
     gradient: float = 0.25          # uneven light: brightness change across the frame
     gradient_angle: float = 30.0
     table: tuple[int, int, int] = TABLES["wood"]
@@ -456,6 +457,8 @@ class Renderer:
             self._draw_ball(img, ball)
         for hand in scene.hands:
             self._draw_hand(img, hand)
+        if self.look.colour != (1.0, 1.0, 1.0):
+            img = cv2.multiply(img, (*self.look.colour, 0.0))
         if self.look.noise > 0:
             dy, dx = (int(v) for v in self.rng.integers(0, 32, 2))
             h, w = img.shape[:2]

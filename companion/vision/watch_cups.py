@@ -97,6 +97,7 @@ class CupWatch:
         self._last_check = t
         message = self.cal.moved_message(self.cal.check_markers(frame))
         if message is None:
+            self.reader.balance(frame)   # the light's colour, measured on the markers once a check
             self._bad_checks = 0
             if self.moved:
                 self.moved = False

@@ -94,6 +94,22 @@ def test_E8_made_cup_taken_by_a_hand_is_one_throw(look: Look) -> None:
     assert p.evidence["frames"] >= 3 and t - 1.2 <= 1.0   # within a second of the hand leaving
 
 
+@pytest.mark.parametrize(("colour", "cup"), [((0.70, 0.92, 1.12), "yellow"), ((1.15, 1.0, 0.85), "blue")],
+                         ids=["warm-lamp-yellow", "cool-light-blue"])
+def test_E8_under_a_coloured_light_a_made_cup_is_one_throw_and_standing_cups_none(colour, cup) -> None:
+    """Under a warm lamp every yellow cup, under a cool light every blue one, left its colour's
+    hue band: the watch saw them as gone (or never saw them). It now measures the light on the
+    markers' white paper and undoes it."""
+    s = Script(Look(tilt_deg=12, light=0.85, colour=colour))
+    s.hold(0.6)
+    target = s.cup("A", cup, 1)
+    s.reach(target.x, target.y, 1.2, at_middle=lambda: s.cups.remove(target))
+    s.hold(1.5)
+    out, w = watch(s)
+    assert [p.event for _, p in out] == [{"type": "throw", "side": "A", "cup": cup}]
+    assert len(w.tracked) == 33
+
+
 def test_E8_ball_resting_then_cup_taken_is_one_throw_proposed_from_the_ball() -> None:
     s = Script(LOOKS[0])
     s.hold(0.5)

@@ -195,9 +195,8 @@ class Calibration:
         px = np.round(cv2.perspectiveTransform(pts[None], self.homography)[0]).astype(np.int64)
         h, w = frame.shape[:2]
         r = max(0, int(self.marker_px / 6 * 0.2))   # well inside a cell
-        if (px[:, 0] < r).any() or (px[:, 1] < r).any() or (px[:, 0] >= w - r).any() or (px[:, 1] >= h - r).any():
-            keep = (px[:, 0] >= r) & (px[:, 1] >= r) & (px[:, 0] < w - r) & (px[:, 1] < h - r)
-            ids = np.where(keep, ids, -1)
+        inside = (px[:, 0] >= r) & (px[:, 1] >= r) & (px[:, 0] < w - r) & (px[:, 1] < h - r)
+        ids = np.where(inside, ids, -1)   # cells off the frame count for no marker
         k = np.arange(-r, r + 1)
         ys = np.clip(px[:, 1, None, None] + k[None, :, None], 0, h - 1)
         xs = np.clip(px[:, 0, None, None] + k[None, None, :], 0, w - 1)

@@ -1,7 +1,8 @@
 """``companion bench cups``: rendered 21 Exact games (hands, balls in flight, knocked cups, leaning
 players, silver tallies; varied light, tilt, table, noise, blur) through calibration and the cup
 watch. Prints false events, missed events, the delay from the throw to its proposal, and
-milliseconds per 1280×720 frame on one core, with the machine."""
+milliseconds per 1280×720 frame on one core, with the machine. ``--light-colour B,G,R`` and
+``--dim F`` play the same games under another light (a warm lamp, a cool window, a dim room)."""
 
 from __future__ import annotations
 

@@ -398,7 +398,7 @@ class CupReader:
         return float(cand[k, 0]), float(cand[k, 1]), float(ring[k]), float(cen[k])
 
     def ball_fractions(self, labels: np.ndarray, value: np.ndarray, centres: np.ndarray,
-                       silver: np.ndarray | None = None) -> np.ndarray:
+                       silver: np.ndarray | None = None, view: np.ndarray | None = None) -> np.ndarray:
         """How much of each cup's inside shows a ball: white (much brighter than the rest of the
         inside) or orange."""
         lab = self._gather(labels, centres, self.inside_off)
@@ -407,11 +407,18 @@ class CupReader:
         ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
         # white: no tint at all (the inside and its water carry the cup's tint) and brighter
         white = (s < 30) & (v >= 1.3 * ref + 5)
-        if silver is not None and silver.any():
+        if silver is not None and silver.any() and view is not None:
             # a silver cup's inside is as untinted as a white ball, and a shadow across it makes
-            # half of it "brighter": a ball is brighter than the silver lip too
-            lip = np.median(self._gather(value, centres, self.ring_off).astype(np.float32), axis=1)
-            white &= ~silver[:, None] | (v >= 1.1 * lip[:, None])
+            # half of it "brighter": a ball is brighter than the silver lip too. Brightness as the
+            # mean of B, G and R, not HSV's value (the largest of them): under a coloured light
+            # the balanced lip keeps a little tint, and its largest channel made it as bright as
+            # a white ball whose channels the light had clipped.
+            rows = np.nonzero(silver)[0]
+            grey_in = view[self._px(centres[rows, None, :] + self.inside[None])].mean(axis=-1)
+            grey_lip = np.median(view[self._px(centres[rows, None, :] + self.ring[None])].mean(axis=-1), axis=1)
+            brighter = np.ones_like(white)
+            brighter[rows] = grey_in >= 1.1 * grey_lip[:, None]
+            white &= brighter
         return ((lab == ORANGE) | white).mean(axis=1)
 
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,
@@ -481,7 +488,7 @@ class CupReader:
                 same.append(c)
         if kept:
             fractions = self.ball_fractions(labels, value, np.array([[c.x, c.y] for c in kept]),
-                                            np.array([c.cup == "silver" for c in kept]))
+                                            np.array([c.cup == "silver" for c in kept]), view)
             for c, f in zip(kept, fractions, strict=True):
                 c.ball = float(f)
         reading = Reading(kept)

@@ -127,10 +127,14 @@ def test_E8_ball_resting_then_cup_taken_is_one_throw_proposed_from_the_ball() ->
     assert any(entry["what"].startswith("cup taken out after its ball") for entry in w.log)
 
 
-@pytest.mark.parametrize("cup", ["yellow", "silver"])
-def test_E11_E8_ball_resting_in_a_cup_that_stays_is_a_throw(cup: str) -> None:
-    """An overshoot (the ball taken out, the cup stays) or the silver cup."""
-    s = Script(LOOKS[1])
+@pytest.mark.parametrize(("cup", "look"), [("yellow", LOOKS[1]), ("silver", LOOKS[1]),
+                                          ("silver", Look(tilt_deg=28.7, light=1.04, colour=(1.15, 1.0, 0.85)))],
+                         ids=["yellow", "silver", "silver-cool-bright-light"])
+def test_E11_E8_ball_resting_in_a_cup_that_stays_is_a_throw(cup: str, look: Look) -> None:
+    """An overshoot (the ball taken out, the cup stays) or the silver cup. In a bright cool light
+    the white ball's channels clip, and it was no brighter than the silver lip's largest channel
+    after balancing: the throw was missed."""
+    s = Script(look)
     s.hold(0.5)
     target = s.cup("A", cup)
     s.hold(1.2, (s.ball_in(target),))

@@ -145,6 +145,8 @@ class Calibration:
     error_mm: float
     slots: list[Slot] = field(default_factory=list)
     ms: float = 0.0
+    _cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
+                                                                       compare=False)  # marker_cells(), once
 
     # --- geometry --------------------------------------------------------------------------
     @property
@@ -189,7 +191,7 @@ class Calibration:
         one: no hand over it); None when none is, or the frame is not colour."""
         if frame.ndim != 3:
             return None
-        if getattr(self, "_cells", None) is None:
+        if self._cells is None:
             self._cells = marker_cells(self.layout)
         pts, white, ids = self._cells
         px = np.round(cv2.perspectiveTransform(pts[None], self.homography)[0]).astype(np.int64)

@@ -45,11 +45,14 @@ def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
     return np.vstack(pts)
 
 
+TABLE_BIT = 64   # the bare table's class bit
+
+
 def _class_lut() -> np.ndarray:
     """Class bits (1 grey, 2 yellow, 4 green, 8 blue, 16 red, 32 orange, 64 table) → label, the
     later in this order winning: grey, yellow, green, blue, red, orange, table."""
     lut = np.zeros(256, np.uint8)
-    order = [(1, GREY), (2, YELLOW), (4, GREEN), (8, BLUE), (16, RED), (32, ORANGE), (64, TABLE)]
+    order = [(1, GREY), (2, YELLOW), (4, GREEN), (8, BLUE), (16, RED), (32, ORANGE), (TABLE_BIT, TABLE)]
     for code in range(256):
         for bit, label in order:
             if code & bit:
@@ -65,7 +68,6 @@ def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
 
 
 _CLASS_LUT = _class_lut()
-TABLE_BIT = 64
 
 
 def _band_luts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -103,7 +105,7 @@ def _median(a: np.ndarray) -> float:
 
 def _bound(x: float) -> int:
     """A bound as cv2.inRange takes a scalar for 8-bit images (rounded half to even, saturated)."""
-    return int(np.clip(np.rint(x), 0, 255))
+    return min(255, max(0, round(x)))
 
 
 def _grid(radius: float, step: float) -> np.ndarray:
@@ -397,17 +399,17 @@ class CupReader:
         k = int(np.argmax(ring))
         return float(cand[k, 0]), float(cand[k, 1]), float(ring[k]), float(cen[k])
 
-    def ball_fractions(self, labels: np.ndarray, value: np.ndarray, centres: np.ndarray,
-                       silver: np.ndarray | None = None, view: np.ndarray | None = None) -> np.ndarray:
+    def ball_fractions(self, labels: np.ndarray, value: np.ndarray, view: np.ndarray, centres: np.ndarray,
+                       silver: np.ndarray | None = None) -> np.ndarray:
         """How much of each cup's inside shows a ball: white (much brighter than the rest of the
-        inside) or orange."""
+        inside) or orange. ``view`` is the BGR view the labels were made from."""
         lab = self._gather(labels, centres, self.inside_off)
         v = self._gather(value, centres, self.inside_off).astype(np.float32)
         s = self._gather(self.last_sat, centres, self.inside_off)
         ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
         # white: no tint at all (the inside and its water carry the cup's tint) and brighter
         white = (s < 30) & (v >= 1.3 * ref + 5)
-        if silver is not None and silver.any() and view is not None:
+        if silver is not None and silver.any():
             # a silver cup's inside is as untinted as a white ball, and a shadow across it makes
             # half of it "brighter": a ball is brighter than the silver lip too. Brightness as the
             # mean of B, G and R, not HSV's value (the largest of them): under a coloured light
@@ -487,8 +489,8 @@ class CupReader:
                 kept.append(c)
                 same.append(c)
         if kept:
-            fractions = self.ball_fractions(labels, value, np.array([[c.x, c.y] for c in kept]),
-                                            np.array([c.cup == "silver" for c in kept]), view)
+            fractions = self.ball_fractions(labels, value, view, np.array([[c.x, c.y] for c in kept]),
+                                            np.array([c.cup == "silver" for c in kept]))
             for c, f in zip(kept, fractions, strict=True):
                 c.ball = float(f)
         reading = Reading(kept)

@@ -148,6 +148,16 @@ def data_path(config: dict[str, Any], *parts: str) -> Path:
     return root.joinpath(*parts)
 
 
+def calibration_file(config: dict[str, Any], name: str) -> Path | None:
+    """Where the service reads the table's ``name`` file ("table" or "colours") and the calibrate
+    commands write it: ``[calibration] <name>`` of companion.toml, else ``<data dir>/<name>.json``;
+    None when it is set to "none" (no colours)."""
+    configured = config["calibration"][name]
+    if not configured:
+        return Path(config["data"]["dir"]) / f"{name}.json"
+    return None if str(configured).lower() == "none" else Path(configured)
+
+
 def write_atomic(path: str | Path, text: str) -> None:
     """Write a small file so that a power cut leaves the old file or the new one, never an empty
     or half-written one (a Pi is switched off at the plug): a temporary file beside it, flushed

@@ -344,11 +344,11 @@ class Service:
         return open_source(cam["source"], self.config, render=render)
 
     def _processors(self) -> list[Any]:
-        from companion.config import data_path
+        from companion.config import calibration_file
         from companion.vision.colour import ColourFileError, default_profiles, load_profiles
         from companion.vision.pipeline import TableVision
 
-        cal_file = self.config["calibration"]["table"] or data_path(self.config, "table.json")
+        cal_file = calibration_file(self.config, "table")
         colours = self.config["calibration"]["colours"] or None
         if self.rendered is not None:
             # the rendered table is its own table: never mix its calibration with a real one;

@@ -527,7 +527,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.image:
         print("error: give a camera frame (IMAGE) or --sheet DIR", file=sys.stderr)
         return 2
-    out = Path(args.out or cfg["calibration"]["table"] or Path(cfg["data"]["dir"]) / "table.json")
+    out = Path(args.out or config_mod.calibration_file(cfg, "table"))
     frame = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
     if frame is None:
         print(f"error: cannot read image {args.image}", file=sys.stderr)

@@ -54,10 +54,7 @@ def target(args: argparse.Namespace) -> Path:
     if args.data_dir:
         return Path(args.data_dir) / "colours.json"
     cfg = config_mod.load(args.config)
-    configured = cfg["calibration"]["colours"]
-    if configured and configured.lower() != "none":
-        return Path(configured)
-    return Path(cfg["data"]["dir"]) / "colours.json"
+    return config_mod.calibration_file(cfg, "colours") or Path(cfg["data"]["dir"]) / "colours.json"
 
 
 def run(args: argparse.Namespace) -> int:

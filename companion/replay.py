@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from companion.games.base import EventError, Game, RuleError, not_text
+from companion.games.base import EventError, Game, NotJson, RuleError, no_json_constant, not_text
 
 
 class LogError(Exception):
@@ -30,14 +30,6 @@ class LogError(Exception):
 
 
 JSON_WHITESPACE = " \t\r\n"  # RFC 8259's whitespace; str.strip() would also take \f, \x1c, \xa0, \u2028...
-
-
-class _NotJson(ValueError):
-    """NaN, Infinity or -Infinity: Python's JSON reader takes them, JSON (RFC 8259) does not."""
-
-
-def _no_constant(name: str) -> Any:
-    raise _NotJson(name)
 
 
 def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -59,12 +51,12 @@ def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _event(number: int, text: str) -> dict[str, Any]:
     try:
-        event = json.loads(text, parse_constant=_no_constant)
+        event = json.loads(text, parse_constant=no_json_constant)
     except json.JSONDecodeError as err:
         hint = " (truncated line?)" if not text.endswith("\n") else ""
         raise LogError(number, f"not valid JSON: {err.msg} at column {err.colno}{hint}") from None
-    except _NotJson as err:  # as the API refuses them (BAD_JSON): the table never stores one
-        raise LogError(number, f"not valid JSON: {err} is not a JSON number") from None
+    except NotJson as err:
+        raise LogError(number, f"not valid JSON: {err}") from None
     except RecursionError:
         raise LogError(number, "not a game event: arrays or objects nested too deeply to read") from None
     except ValueError:  # an integer of more digits than Python converts (4300)

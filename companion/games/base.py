@@ -79,6 +79,16 @@ def is_json_type(value: Any, kind: type) -> bool:
     return isinstance(value, kind)
 
 
+class NotJson(ValueError):
+    """NaN, Infinity or -Infinity: Python's JSON reader takes them, JSON (RFC 8259) does not."""
+
+
+def no_json_constant(name: str) -> Any:
+    """``json.loads(..., parse_constant=no_json_constant)``: a log line or a request body holding
+    NaN or Infinity is not JSON, so no table ever stores one."""
+    raise NotJson(f"{name} is not a JSON number")
+
+
 def not_text(value: Any) -> str | None:
     """The first string anywhere in a decoded JSON value (keys too) that is not Unicode text (a
     lone UTF-16 surrogate such as ``"\\ud800"``: valid JSON, but it can be neither stored nor

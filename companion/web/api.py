@@ -58,7 +58,7 @@ import segno
 from flask import Blueprint, Response, current_app, jsonify, request, session, stream_with_context
 from werkzeug.exceptions import HTTPException
 
-from companion.games.base import EventError, Game, RuleError, not_text
+from companion.games.base import EventError, Game, RuleError, no_json_constant, not_text
 from companion.table.table import NO_SUCH_GAME, NO_SUCH_PROPOSAL, replay_rows
 from companion.web.app import Companion
 from companion.web.auth import is_loopback
@@ -138,10 +138,6 @@ def _depth(value: Any, limit: int) -> bool:
     return False
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def body(allowed: frozenset[str] | None = None, optional: bool = False) -> dict[str, Any]:
     """The request body as a JSON object. ``allowed``: the keys this endpoint takes (None = an
     event, any key). ``optional``: an empty body counts as ``{}``."""
@@ -151,7 +147,7 @@ def body(allowed: frozenset[str] | None = None, optional: bool = False) -> dict[
             return {}
         raise ApiError(400, "BAD_JSON", "the body must be a JSON object, and it is empty")
     try:
-        value = json.loads(raw, parse_constant=_no_constant)
+        value = json.loads(raw, parse_constant=no_json_constant)
     except (ValueError, RecursionError) as err:
         raise ApiError(400, "BAD_JSON", f"the body is not valid JSON ({str(err)[:80]})") from None
     if not isinstance(value, dict):

@@ -6,6 +6,7 @@ than the calibration's) says so instead of a wrong reading."""
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import cv2
@@ -53,6 +54,25 @@ def json_lines(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines()]
 
 
+def cut_short(path: Path, folder: Path, keep: float) -> Path:
+    """A copy of a JPEG with its end missing (a copy stopped part way)."""
+    data = path.read_bytes()
+    cut = folder / f"cut-{path.stem}.jpg"
+    cut.write_bytes(data[:int(len(data) * keep)])
+    return cut
+
+
+def phone_jpeg(frame: np.ndarray, orientation: int) -> bytes:
+    """A JPEG as a phone saves it: the pixels as the sensor read them and an EXIF Orientation tag
+    saying how to turn them for display (6: a quarter turn clockwise)."""
+    ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    assert ok
+    tiff = b"MM\x00\x2a" + struct.pack(">IHHHIHHI", 8, 1, 0x0112, 3, 1, orientation, 0, 0)
+    app1 = b"Exif\x00\x00" + tiff
+    data = buf.tobytes()
+    return data[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + data[2:]
+
+
 # ------------------------------------------------------------------ companion dice
 def test_dice_reads_the_whole_batch_past_images_too_small_or_a_directory(tmp_path: Path, photo: Path, capsys) -> None:
     """A 1×1, 5×7, 20000×3 or 2×30000 image killed the batch with a ValueError traceback; a
@@ -66,6 +86,35 @@ def test_dice_reads_the_whole_batch_past_images_too_small_or_a_directory(tmp_pat
         assert line == {"image": str(path), "error": {"code": code, "message": line["error"]["message"]}}
         assert ("too small" if code == "TOO_SMALL" else "is a directory") in line["error"]["message"], name
     assert len(lines[0]["dice"]) == 22 and lines[-1]["dice"] == lines[0]["dice"]
+
+
+def test_dice_on_a_jpeg_cut_short_is_an_error_not_a_reading_of_what_is_left(
+        tmp_path: Path, photo: Path, capsys) -> None:
+    """OpenCV decodes a truncated JPEG with the missing rows grey and only a warning on stderr:
+    the photo cut at half its bytes gave 15 of its 22 dice, exit status 0."""
+    cut = cut_short(photo, tmp_path, 0.5)
+    assert main(["dice", str(photo), str(cut), str(photo), "--json"]) == 1
+    first, line, last = json_lines(capsys.readouterr().out)
+    assert line == {"image": str(cut), "error": {"code": "NOT_AN_IMAGE", "message": line["error"]["message"]}}
+    assert "cut short" in line["error"]["message"]
+    assert len(first["dice"]) == 22 and last["dice"] == first["dice"]
+
+
+def test_dice_in_a_phone_photo_turned_by_its_exif_tag_are_where_the_upright_photo_shows_them(
+        tmp_path: Path, photo: Path, capsys) -> None:
+    """The photo stored a quarter turn off, as a phone held sideways saves it, with the EXIF tag
+    that turns it back: the dice are read, and placed, in the upright photo's pixels."""
+    upright = cv2.resize(cv2.imread(str(photo)), (800, 600))
+    (tmp_path / "upright.png").write_bytes(cv2.imencode(".png", upright)[1].tobytes())
+    (tmp_path / "phone.jpg").write_bytes(phone_jpeg(cv2.rotate(upright, cv2.ROTATE_90_COUNTERCLOCKWISE), 6))
+    assert main(["dice", str(tmp_path / "upright.png"), str(tmp_path / "phone.jpg"), "--json"]) == 0
+    want, got = json_lines(capsys.readouterr().out)
+    assert len(got["dice"]) == len(want["dice"]) == 22
+    for d in got["dice"]:
+        x0, y0, x1, y1 = d["box"]
+        assert 0 <= x0 < x1 <= 800 and 0 <= y0 < y1 <= 600
+        assert any(w["value"] == d["value"] and abs(w["center"][0] - d["center"][0]) < 3
+                   and abs(w["center"][1] - d["center"][1]) < 3 for w in want["dice"])
 
 
 @pytest.mark.parametrize("scale", ["nan", "inf", "100", "0", "-1", "half"])
@@ -107,6 +156,20 @@ def test_cups_reads_the_whole_batch_past_images_too_small_or_a_directory(
     assert status == 1 and len(lines) == len(odd) + 2
     assert [line["error"]["code"] for line in lines[1:-1]] == [code for _, code in odd.values()]
     assert lines[0]["sides"] == {"A": FULL, "B": FULL} and lines[-1]["sides"] == lines[0]["sides"]
+
+
+@pytest.mark.parametrize("calibrated", [False, True])
+def test_cups_on_a_jpeg_cut_short_is_an_error(tmp_path: Path, table: tuple[Path, Path], capsys, calibrated: bool) -> None:
+    """The table cut at 80 % of its bytes (its near markers grey) was read with a calibration as
+    a table of two markers, every cup in place."""
+    image, cal = table
+    jpeg = tmp_path / "table.jpg"
+    cv2.imwrite(str(jpeg), cv2.imread(str(image)))
+    cut = cut_short(jpeg, tmp_path, 0.8)
+    status = main(["cups", str(cut), str(jpeg), "--json"] + (["--calibration", str(cal)] if calibrated else []))
+    line, good = json_lines(capsys.readouterr().out)
+    assert status == 1 and line["error"]["code"] == "NOT_AN_IMAGE" and "cut short" in line["error"]["message"]
+    assert "sides" not in line and good["sides"] == {"A": FULL, "B": FULL}
 
 
 @pytest.mark.parametrize("calibrated", [False, True])

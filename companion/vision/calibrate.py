@@ -287,13 +287,24 @@ class Calibration:
             K = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1]])
             slots = [Slot(str(s["side"]), str(s["cup"]), int(s["index"]), float(s["x"]), float(s["y"]))
                      for s in data["slots"]] if data.get("slots") else layout.slots()
-            return cls(tuple(int(v) for v in data["image_size"]), K,
+            size = tuple(int(v) for v in data["image_size"])
+            H = np.array(data["homography"], np.float64)
+            marker_px = float(data["marker_px"])
+            markers = {int(i): [float(v) for v in m["center"]] for i, m in data["markers"].items()}
+            # a file edited by hand: caught here, not as a ZeroDivisionError or a cv2.error per frame
+            if len(size) != 2 or min(size) < 1:
+                raise ValueError(f"image_size {data['image_size']} is not [width, height] in pixels")
+            if H.shape != (3, 3) or not np.isfinite(K).all() or not np.isfinite(H).all() or f <= 0 or not marker_px > 0:
+                raise ValueError("its camera, homography or marker size is not usable")
+            if len(markers) < 2 or not set(markers) <= set(MARKER_NAMES):
+                raise ValueError(f"markers {sorted(markers)}: two or more of 0-3 are needed")
+            return cls(size, K,
                        np.array(cam["rvec"], np.float64).reshape(3, 1), np.array(cam["tvec"], np.float64).reshape(3, 1),
-                       np.array(data["homography"], np.float64),
-                       {int(i): [float(v) for v in m["center"]] for i, m in data["markers"].items()},
-                       float(data["marker_px"]), layout, float(data.get("error_mm", 0.0)), slots)
+                       H, markers, marker_px, layout, float(data.get("error_mm", 0.0)), slots)
         except (KeyError, TypeError, ValueError, IndexError) as err:
-            raise CalibrationError("BAD_FILE", f"not a table calibration: {err}") from None
+            why = f"no {err}" if isinstance(err, KeyError) else str(err)
+            raise CalibrationError("BAD_FILE", f"not a table calibration ({why}): make one with "
+                                   "companion calibrate table") from None
 
     def save(self, path: str | Path) -> None:
         from companion.config import write_atomic
@@ -307,11 +318,16 @@ class Calibration:
             data = json.loads(Path(path).read_text())
         except OSError as err:
             raise CalibrationError("BAD_FILE", f"cannot read {path}: {err.strerror}") from None
+        except UnicodeDecodeError:  # an image given for the calibration, say
+            raise CalibrationError("BAD_FILE", f"{path}: not JSON (not even text)") from None
         except json.JSONDecodeError as err:
             raise CalibrationError("BAD_FILE", f"{path}: not JSON ({err})") from None
         if not isinstance(data, dict):
             raise CalibrationError("BAD_FILE", f"{path}: not a table calibration")
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except CalibrationError as err:
+            raise CalibrationError(err.code, f"{path}: {err.message}") from None
 
 
 def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | None = None) -> Calibration:

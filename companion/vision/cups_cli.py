@@ -2,7 +2,8 @@
 photos, one JSON line per image (EVENTS.md, "Reading cups from an image"). Without
 ``--calibration`` each image calibrates itself from its four table markers and the default layout.
 An image that cannot be read gives an ``error`` object and the command goes on; exit status 1 if
-any image failed, else 0. Codes beyond :mod:`companion.vision.images`' and the calibration's
+any image failed, else 0; 2 (and no image read) for a ``--calibration`` file it cannot use
+(``BAD_FILE``). Codes beyond :mod:`companion.vision.images`' and the calibration's
 (``MARKERS_NOT_FOUND``, ``BAD_MARKERS``): ``WRONG_SIZE`` (a frame of another shape than the
 calibration's), ``CAMERA_MOVED`` (the markers are not where the calibration saw them), and
 ``NOT_COLOUR`` (a greyscale photo: cups are told apart by colour alone)."""
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from typing import Any
 
@@ -19,7 +19,7 @@ import cv2
 
 from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.cups import CupReader
-from companion.vision.images import ImageError, error_line, has_colour, load_image
+from companion.vision.images import ImageError, error_line, has_colour, load_image, run_error
 from companion.vision.layout import CUPS
 
 MIN_SIDE = 32  # the least calibrate() looks at
@@ -88,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             cal = Calibration.load(args.calibration)
         except CalibrationError as err:
-            print(f"error: {err.message}", file=sys.stderr)
-            return 2
+            return run_error(args.json, err.code, err.message)
     status = 0
     for path in args.images:
         result = read_image(path, cal)

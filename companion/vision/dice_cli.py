@@ -1,9 +1,10 @@
 """``companion dice IMAGE... [--json]``: read the dice in each image (EVENTS.md, "Reading dice
 from an image"). One JSON line per image; an image that cannot be read gives a line with an
 ``error`` object (codes in :mod:`companion.vision.images`) and the command goes on. Exit status 1
-if any image failed, else 0. On a photo of the whole table, the printed calibration markers are not
-reported as dice. A greyscale photo cannot tell colours: its dice are ``"unknown"`` and the line
-carries a ``notice`` saying why (an optional field, an extension of EVENTS.md)."""
+if any image failed, else 0; 2 (and no image read) for a ``--colours`` file it cannot use. On a
+photo of the whole table, the printed calibration markers are not reported as dice. A greyscale
+photo cannot tell colours: its dice are ``"unknown"`` and the line carries a ``notice`` saying
+why (an optional field, an extension of EVENTS.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 from companion.vision.calibrate import marker_outlines
 from companion.vision.colour import UNKNOWN, ColourFileError, load_profiles
 from companion.vision.dice import DiceReader, Die
-from companion.vision.images import ImageError, error_line, has_colour, load_image
+from companion.vision.images import ImageError, error_line, has_colour, load_image, run_error
 
 MIN_SIDE = 16  # the least the reader takes (DiceReader.read)
 SCALE_RANGE = (0.05, 2.0)  # 2 suits dice of 6-12 px, 0.05 dice of 250-500 px
@@ -83,8 +84,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         profiles = load_profiles(args.colours, args.data_dir)
     except ColourFileError as err:
-        print(json.dumps({"error": {"code": "BAD_COLOURS", "message": str(err)}}))
-        return 2
+        return run_error(args.json, "BAD_COLOURS", str(err))
     reader = DiceReader(profiles, scale=args.scale)
     failed = 0
     for path in args.images:

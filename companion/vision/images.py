@@ -9,8 +9,10 @@ Codes: ``NOT_FOUND`` (no such file), ``NOT_A_FILE`` (a directory, say), ``NOT_RE
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import sys
 from pathlib import Path
 
 import cv2
@@ -29,6 +31,17 @@ class ImageError(Exception):
 def error_line(image: str, code: str, message: str) -> dict:
     """The output line of an image that could not be read (EVENTS.md)."""
     return {"image": image, "error": {"code": code, "message": message}}
+
+
+def run_error(as_json: bool, code: str, message: str) -> int:
+    """A file the whole run needs (``--colours``, ``--calibration``) that cannot be used: no image
+    is read. With ``--json`` one ``{"error": {"code", "message"}}`` line on stdout (no ``image``:
+    it is about none), else ``error: message`` on stderr; exit status 2, as for a usage error."""
+    if as_json:
+        print(json.dumps({"error": {"code": code, "message": message}}), flush=True)
+    else:
+        print(f"error: {message}", file=sys.stderr)
+    return 2
 
 
 def load_image(path: str, min_side: int) -> np.ndarray:

@@ -221,3 +221,41 @@ def test_cups_with_a_calibration_refuses_a_frame_of_another_shape(
     assert line["error"]["code"] == "WRONG_SIZE"
     assert "1280×853" in line["error"]["message"] and "1280×720" in line["error"]["message"]
     assert good["sides"] == {"A": FULL, "B": FULL}   # the same shape at another size is read
+
+
+# ------------------------------------------------------------------ the file a whole run needs
+def settings_files(folder: Path, table: tuple[Path, Path]) -> dict[str, Path]:
+    """Files given where a calibration or a colour profile file belongs, none of them usable."""
+    image, cal = table
+    data = json.loads(cal.read_text())
+    out = {"an image": image, "missing": folder / "missing.json", "not JSON": folder / "cut.json",
+           "edited": folder / "edited.json", "a directory": folder}
+    out["not JSON"].write_text(cal.read_text()[:100])
+    out["edited"].write_text(json.dumps({**data, "image_size": [0, 0]}))
+    return out
+
+
+@pytest.mark.parametrize("what", ["an image", "missing", "not JSON", "edited", "a directory", "the other kind"])
+@pytest.mark.parametrize("command", ["dice", "cups"])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_colour_or_calibration_file_that_cannot_be_used_stops_the_run_with_one_clear_error(
+        tmp_path: Path, table: tuple[Path, Path], photo: Path, capsys, what: str, command: str, as_json: bool) -> None:
+    """An image given as --calibration or --colours (the overlay PNG beside table.json, say) was a
+    UnicodeDecodeError traceback, a hand-edited image_size [0, 0] a ZeroDivisionError; `dice` put
+    its error as JSON on stdout without --json, `cups` on stderr even with --json."""
+    image, cal = table
+    files = settings_files(tmp_path, table)
+    files["the other kind"] = cal if command == "dice" else Path(__file__).parents[2] / "models" / "dice-colours.json"
+    flag = {"dice": "--colours", "cups": "--calibration"}[command]
+    bad = files[what]
+    if command == "dice" and what == "edited":
+        bad.write_text(json.dumps({"format": "companion-dice-colours/1", "profiles": {"red": {"lab": [[1, 2]]}}}))
+    status = main([command, str(image if command == "cups" else photo), flag, str(bad)] + (["--json"] if as_json else []))
+    out = capsys.readouterr()
+    assert status == 2
+    if as_json:
+        (line,) = json_lines(out.out)
+        assert set(line) == {"error"} and str(bad) in line["error"]["message"]
+        assert line["error"]["code"] == {"dice": "BAD_COLOURS", "cups": "BAD_FILE"}[command]
+    else:
+        assert out.out == "" and out.err.startswith("error: ") and str(bad) in out.err

@@ -76,9 +76,13 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("images", nargs="+", metavar="IMAGE")
-    parser.add_argument("--json", action="store_true", help="one JSON line per image (the default output too)")
-    parser.add_argument("--calibration", help="a table calibration file (companion calibrate table)")
+    parser.add_argument("images", nargs="+", metavar="IMAGE",
+                        help="photos (PNG, JPEG); exit status 1 if any cannot be read (the rest still are), "
+                             "2 if the --calibration file cannot be used")
+    parser.add_argument("--json", action="store_true", help="one JSON line per image (EVENTS.md; else one line "
+                        "of text per image)")
+    parser.add_argument("--calibration", metavar="FILE", help="a table calibration file (companion calibrate table); "
+                        "default: each photo calibrates itself from its four markers")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -41,8 +41,11 @@ def finder_scale(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("images", nargs="+", metavar="IMAGE")
-    parser.add_argument("--json", action="store_true", help="one JSON object per line (the contract)")
+    parser.add_argument("images", nargs="+", metavar="IMAGE",
+                        help="photos (PNG, JPEG); exit status 1 if any cannot be read (the rest still are), "
+                             "2 if the --colours file cannot be used")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line (EVENTS.md; else one line "
+                        "of text per image)")
     parser.add_argument("--colours", metavar="FILE",
                         help="colour profiles (default: <data dir>/colours.json, else models/dice-colours.json; "
                              "'none' names no colours)")

@@ -259,3 +259,24 @@ def test_a_colour_or_calibration_file_that_cannot_be_used_stops_the_run_with_one
         assert line["error"]["code"] == {"dice": "BAD_COLOURS", "cups": "BAD_FILE"}[command]
     else:
         assert out.out == "" and out.err.startswith("error: ") and str(bad) in out.err
+
+
+# ------------------------------------------------------------------ --help and unknown flags
+@pytest.mark.parametrize("command, flags", [("dice", ["--json", "--colours FILE", "--scale SCALE"]),
+                                            ("cups", ["--json", "--calibration FILE"])])
+def test_help_names_the_flags_and_the_exit_status(capsys, command: str, flags: list[str]) -> None:
+    """`cups --help` said --json was 'the default output too'; without it the lines are text."""
+    with pytest.raises(SystemExit) as leave:
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert leave.value.code == 0
+    assert all(flag in text for flag in flags)
+    assert "exit status 1 if any cannot be read" in text and "default output" not in text
+
+
+@pytest.mark.parametrize("command", ["dice", "cups"])
+def test_an_unknown_flag_is_a_usage_error(photo: Path, capsys, command: str) -> None:
+    with pytest.raises(SystemExit) as leave:
+        main([command, str(photo), "--jsn"])
+    out = capsys.readouterr()
+    assert leave.value.code == 2 and out.out == "" and "unrecognized arguments: --jsn" in out.err

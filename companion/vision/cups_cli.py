@@ -19,7 +19,7 @@ import cv2
 
 from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.cups import CupReader
-from companion.vision.images import ImageError, error_line, has_colour, load_image, run_error
+from companion.vision.images import ImageError, error_line, has_colour, load_image, printable, run_error
 from companion.vision.layout import CUPS
 
 MIN_SIDE = 32  # the least calibrate() looks at
@@ -101,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(result), flush=True)
         elif "error" in result:
-            print(f"{path}: {result['error']['code']}: {result['error']['message']}", flush=True)
+            print(printable(f"{path}: {result['error']['code']}: {result['error']['message']}"), flush=True)
         else:
             sides = "; ".join(f"side {s}: " + ", ".join(f"{n} {c}" for c, n in cups.items())
                               for s, cups in result["sides"].items())
-            print(f"{path}: {sides}; balls in cups: {len(result['balls'])} ({result['ms']} ms)", flush=True)
+            print(printable(f"{path}: {sides}; balls in cups: {len(result['balls'])} ({result['ms']} ms)"), flush=True)
     return status

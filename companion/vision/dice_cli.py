@@ -20,7 +20,7 @@ import numpy as np
 from companion.vision.calibrate import marker_outlines
 from companion.vision.colour import UNKNOWN, ColourFileError, load_profiles
 from companion.vision.dice import DiceReader, Die
-from companion.vision.images import ImageError, error_line, has_colour, load_image, run_error
+from companion.vision.images import ImageError, error_line, has_colour, load_image, printable, run_error
 
 MIN_SIDE = 16  # the least the reader takes (DiceReader.read)
 SCALE_RANGE = (0.05, 2.0)  # 2 suits dice of 6-12 px, 0.05 dice of 250-500 px
@@ -96,10 +96,10 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(line), flush=True)
         elif "error" in line:
-            print(f"{path}: {line['error']['message']}", flush=True)
+            print(printable(f"{path}: {line['error']['message']}"), flush=True)
         else:
             dice = ", ".join(f"{d['value']} {d['color']} at ({d['center'][0]:.0f}, {d['center'][1]:.0f})"
                              for d in line["dice"]) or "no dice"
             notice = f" ({line['notice']['message']})" if "notice" in line else ""
-            print(f"{path}: {len(line['dice'])} dice: {dice} [{line['ms']} ms]{notice}", flush=True)
+            print(printable(f"{path}: {len(line['dice'])} dice: {dice} [{line['ms']} ms]{notice}"), flush=True)
     return 1 if failed else 0

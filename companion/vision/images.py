@@ -33,6 +33,14 @@ def error_line(image: str, code: str, message: str) -> dict:
     return {"image": image, "error": {"code": code, "message": message}}
 
 
+def printable(text: str) -> str:
+    """A text line as a terminal can take it: a file name that is not UTF-8 (``caf\\xe9.jpg`` from
+    an old card) reaches Python as lone surrogates, which a UTF-8 locale's stdout refuses with a
+    UnicodeEncodeError that ended the batch; they show as U+FFFD, as ``ls`` shows them. (The
+    JSON lines escape them and name the file exactly.)"""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def run_error(as_json: bool, code: str, message: str) -> int:
     """A file the whole run needs (``--colours``, ``--calibration``) that cannot be used: no image
     is read. With ``--json`` one ``{"error": {"code", "message"}}`` line on stdout (no ``image``:

@@ -6,6 +6,7 @@ than the calibration's) says so instead of a wrong reading."""
 from __future__ import annotations
 
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -115,6 +116,30 @@ def test_dice_in_a_phone_photo_turned_by_its_exif_tag_are_where_the_upright_phot
         assert 0 <= x0 < x1 <= 800 and 0 <= y0 < y1 <= 600
         assert any(w["value"] == d["value"] and abs(w["center"][0] - d["center"][0]) < 3
                    and abs(w["center"][1] - d["center"][1]) < 3 for w in want["dice"])
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_dice_and_cups_read_files_named_with_spaces_accents_or_bytes_that_are_not_utf8(
+        tmp_path: Path, photo: Path, table: tuple[Path, Path], capsys, as_json: bool) -> None:
+    """A name that is not UTF-8 (b'caf\\xe9.jpg', from an old card) was a UnicodeEncodeError in the
+    text output under a UTF-8 locale (the Pi's), and the images after it were never read."""
+    names = ["dés du café.jpg", os.fsdecode(b"caf\xe9.jpg")]
+    for name in names:
+        (tmp_path / name).write_bytes(photo.read_bytes())
+    (tmp_path / os.fsdecode(b"tabl\xe9.png")).write_bytes(table[0].read_bytes())
+    flag = ["--json"] if as_json else []
+    assert main(["dice", *(str(tmp_path / n) for n in names), str(photo), *flag]) == 0
+    out = capsys.readouterr().out
+    assert main(["cups", str(tmp_path / os.fsdecode(b"tabl\xe9.png")), str(table[0]), *flag]) == 0
+    cups = capsys.readouterr().out
+    if as_json:
+        lines = json_lines(out)
+        assert [line["image"] for line in lines] == [str(tmp_path / n) for n in names] + [str(photo)]
+        assert all(len(line["dice"]) == 22 for line in lines)
+        assert [line["sides"] for line in json_lines(cups)] == [{"A": FULL, "B": FULL}] * 2
+    else:
+        assert out.count(": 22 dice:") == 3 and "dés du café.jpg: 22 dice" in out and "caf\ufffd.jpg: 22 dice" in out
+        assert cups.count("side A: 4 blue") == 2 and "tabl\ufffd.png: side A" in cups
 
 
 @pytest.mark.parametrize("scale", ["nan", "inf", "100", "0", "-1", "half"])

@@ -96,14 +96,37 @@ def summarise(games: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--games", type=_games, default=20, help="how many rendered games (default 20)")
     parser.add_argument("--seed", type=int, default=1, help="first game's seed; game i uses seed + i")
-    parser.add_argument("--fps", type=float, default=15.0, help="camera frames per second of the rendered games")
+    parser.add_argument("--fps", type=_fps, default=15.0, help="camera frames per second of the rendered games "
+                        "(1 to 120, default 15)")
     parser.add_argument("--light-colour", type=_colour, default=(1.0, 1.0, 1.0), metavar="B,G,R",
                         help="the light's colour as blue, green, red gains (a warm lamp: 0.70,0.92,1.12; "
                              "a cool window: 1.15,1.0,0.85); default white")
     parser.add_argument("--dim", type=_gain, default=1.0, metavar="F", help="the light's level times F (default 1)")
     parser.add_argument("--json", action="store_true", help="one JSON object with the same figures")
+
+
+def _games(text: str) -> int:
+    """--games: 1 or more (0 or -1 ended in a StatisticsError traceback after no game)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: at least one game")
+    return value
+
+
+def _fps(text: str) -> float:
+    """--fps: 1 to 120 (0 was a ZeroDivisionError, nan a ValueError, deep in the renderer)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1.0 <= value <= 120.0:   # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text}: a camera's frames per second lie from 1 to 120")
+    return value
 
 
 def _gain(text: str) -> float:

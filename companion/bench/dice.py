@@ -1,5 +1,10 @@
 """``companion bench dice LABELLED_DIR [--split test] [--perturb] [--json]``: the dice reader's
 accuracy and speed on labelled photos (``images/*.jpg`` + YOLO ``labels/*.txt``, class = value − 1).
+An image without a label file is left out and named in the output (``unlabelled``); an empty
+label file is a photo with no dice. A folder it cannot use (no ``labels/``, a label line that is
+not ``class cx cy w h`` with class 0-5, an image OpenCV cannot read, a ``--split`` that
+``annotations.csv`` does not have, no labelled image at all) is one ``error:`` line on stderr
+naming the file and exit status 2.
 
 A detection matches a labelled die when its centre lies inside the label box grown by 25 % per
 side (``shared/data/README.md``); each label takes at most one detection (most confident first).
@@ -25,6 +30,7 @@ import csv
 import json
 import math
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -32,37 +38,76 @@ import cv2
 import numpy as np
 
 from companion.bench import machine, memory_mb
-from companion.vision.colour import UNKNOWN, load_profiles
+from companion.vision.colour import UNKNOWN, ColourFileError, load_profiles
 from companion.vision.dice import MODELS, DiceReader, Die
+from companion.vision.dice_cli import MIN_SIDE, finder_scale
+from companion.vision.images import ImageError, load_image
 
 
 # ------------------------------------------------------------------ data
-def load_labelled(root: Path, split: str | None) -> list[tuple[Path, np.ndarray]]:
-    """[(image path, labels[n, 5] = value, x0, y0, x1, y1 in pixels)]"""
+class DataError(Exception):
+    """A labelled folder (or a file beside it) the benchmark cannot use: the sentence names the
+    file, and the line of a label file."""
+
+
+def label_rows(lab: Path, w: int, h: int) -> list[list[float]]:
+    """One YOLO label file as [value, x0, y0, x1, y1] in pixels. A line that is not ``class cx
+    cy w h`` (class 0-5, the rest 0-1 as YOLO has them) is an error: dropped, or read as a value
+    of 7, it changed the figures silently or ended in a KeyError."""
+    try:
+        text = lab.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise DataError(f"{lab}: cannot read the labels ({err})") from None
+    rows = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            c, cx, cy, bw, bh = int(line.split()[0]), *(float(p) for p in line.split()[1:])
+            ok = 0 <= c <= 5 and all(0 <= v <= 1 for v in (cx, cy, bw, bh)) and bw > 0 and bh > 0
+        except ValueError:  # not numbers, or not five of them
+            ok = False
+        if not ok:
+            raise DataError(f"{lab}:{n}: {line.strip()!r} is not 'class cx cy w h' (class 0-5 = value - 1; "
+                            "centre and size 0-1, shares of the image's width and height)")
+        rows.append([c + 1, (cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h])
+    return rows
+
+
+def load_labelled(root: Path, split: str | None, unlabelled: list[str] | None = None) -> list[tuple[Path, np.ndarray]]:
+    """[(image path, labels[n, 5] = value, x0, y0, x1, y1 in pixels)]. An image without a label
+    file is left out, its name added to ``unlabelled``. Raises :class:`DataError`."""
     wanted = None
     if split and split != "all":
         ann = root / "annotations.csv"
-        if not ann.exists():
-            raise SystemExit(f"--split needs {ann} (with an upstream_split column)")
-        with open(ann) as f:
-            wanted = {Path(r["image"]).name for r in csv.DictReader(f) if r["upstream_split"] == split}
+        try:
+            with open(ann, newline="") as f:
+                table = list(csv.DictReader(f))
+        except (OSError, UnicodeDecodeError, csv.Error):
+            raise DataError(f"--split needs {ann} (with image and upstream_split columns)") from None
+        if not table or not {"image", "upstream_split"} <= set(table[0]):
+            raise DataError(f"{ann}: no image and upstream_split columns (--split needs them)")
+        splits = {r["upstream_split"] for r in table}
+        if split not in splits:
+            raise DataError(f"no split {split!r} in {ann}: it has {', '.join(sorted(splits))} (or all)")
+        wanted = {Path(r["image"]).name for r in table if r["upstream_split"] == split}
     out = []
     for img in sorted((root / "images").glob("*")):
         if img.suffix.lower() not in (".jpg", ".jpeg", ".png") or (wanted is not None and img.name not in wanted):
             continue
         lab = root / "labels" / (img.stem + ".txt")
         if not lab.exists():
+            if unlabelled is not None:
+                unlabelled.append(img.name)
             continue
-        shape = cv2.imread(str(img)).shape
-        h, w = shape[:2]
-        rows = []
-        for line in lab.read_text().split("\n"):
-            parts = line.split()
-            if len(parts) != 5:
-                continue
-            c, cx, cy, bw, bh = int(parts[0]), *(float(p) for p in parts[1:])
-            rows.append([c + 1, (cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h])
-        out.append((img, np.array(rows, np.float64).reshape(-1, 5)))
+        try:
+            h, w = load_image(str(img), MIN_SIDE).shape[:2]
+        except ImageError as err:
+            raise DataError(err.message) from None
+        out.append((img, np.array(label_rows(lab, w, h), np.float64).reshape(-1, 5)))
+    if not out:
+        raise DataError(f"no labelled images in {root / 'images'}" + (f" of split {split}" if wanted is not None else "")
+                        + " (images/NAME.jpg or .png, each with labels/NAME.txt)")
     return out
 
 
@@ -141,20 +186,25 @@ def match(dice: list[Die], labels: np.ndarray) -> tuple[list[tuple[int, int]], l
 def colour_truth(path: Path | None, split: str | None) -> dict[str, list[dict]]:
     if path is None:
         return {}
-    data = json.loads(Path(path).read_text())
-    out: dict[str, list[dict]] = {}
-    for key, per in data.items():
-        if key == "about" or (split not in (None, "all") and key != split):
-            continue
-        for image, dice in per.items():
-            out[Path(image).name] = dice
+    try:
+        data = json.loads(Path(path).read_text())
+        out: dict[str, list[dict]] = {}
+        for key, per in data.items():
+            if key == "about" or (split not in (None, "all") and key != split):
+                continue
+            for image, dice in per.items():
+                out[Path(image).name] = [{"color": str(d["color"]), "center": [float(d["center"][0]), float(d["center"][1])]}
+                                         for d in dice]
+    except (OSError, ValueError, AttributeError, TypeError, KeyError, IndexError) as err:
+        raise DataError(f"--colour-labels {path}: not the hand-labelled colours file ({err})") from None
     return out
 
 
 def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | None,
           colours: str | None, scale: float, models: Path | None = None) -> dict:
     cv2.setNumThreads(1)
-    items = load_labelled(root, split)
+    unlabelled: list[str] = []
+    items = load_labelled(root, split, unlabelled)
     truth = colour_truth(colour_labels, split)
     before = memory_mb()[0]
     reader = DiceReader(load_profiles(colours), models_dir=models or MODELS, scale=scale)
@@ -239,6 +289,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
         "wrong_value": wrong_value, "missed": n_labels - right - wrong_value, "extra": n_extra,
         "extra_pct": pct(n_extra, n_labels),
         "images_right_pct": pct(images_right, len(items)),
+        "unlabelled": unlabelled,
         "per_value": {v: {"precision_pct": pct(c["right"], c["read"]), "recall_pct": pct(c["right"], c["labelled"])}
                       for v, c in per_value.items()},
         "ms_median": round(statistics.median(ms), 2) if ms else None,
@@ -263,16 +314,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--perturb", action="store_true", help="rotate, tilt, blur, darken and JPEG-compress each photo")
     parser.add_argument("--colour-labels", type=Path, help="hand-labelled die colours (JSON) to score colours")
     parser.add_argument("--colours", help="colour profile file (default models/dice-colours.json)")
-    parser.add_argument("--scale", type=float, default=0.5, help="frame scale the finder starts at")
+    parser.add_argument("--scale", type=finder_scale, default=0.5, help="frame scale the finder starts at")
     parser.add_argument("--models", type=Path, help="a folder with other dice-*.onnx files to compare (default models/)")
     parser.add_argument("--json", action="store_true", help="one JSON object with every figure")
 
 
 def run(args: argparse.Namespace) -> int:
-    if not (args.labelled_dir / "images").is_dir():
-        print(f"{args.labelled_dir}: expected images/ and labels/ (YOLO, class = value - 1)")
+    if not ((args.labelled_dir / "images").is_dir() and (args.labelled_dir / "labels").is_dir()):
+        print(f"error: {args.labelled_dir}: expected images/ and labels/ (YOLO, class = value - 1)", file=sys.stderr)
         return 2
-    r = bench(args.labelled_dir, args.split, args.perturb, args.colour_labels, args.colours, args.scale, args.models)
+    if args.models is not None:
+        missing = [n for n in ("dice-finder.onnx", "dice-reader.onnx") if not (args.models / n).is_file()]
+        if missing:
+            print(f"error: --models {args.models}: no {' or '.join(missing)} there", file=sys.stderr)
+            return 2
+    try:
+        r = bench(args.labelled_dir, args.split, args.perturb, args.colour_labels, args.colours, args.scale, args.models)
+    except (DataError, ColourFileError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(r))
         return 0
@@ -282,6 +342,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"found with the right value: {r['found_right_pct']} %   precision: {r['precision_pct']} %   "
           f"extra: {r['extra']} ({r['extra_pct']} %)   wrong value: {r['wrong_value']}   missed: {r['missed']}")
     print(f"images entirely right: {r['images_right_pct']} %")
+    if r["unlabelled"]:
+        print(f"left out {len(r['unlabelled'])} images without a label file: {', '.join(r['unlabelled'])}")
     print("per value (precision/recall %): " + "  ".join(
         f"{v}: {c['precision_pct']}/{c['recall_pct']}" for v, c in r["per_value"].items()))
     print(f"ms per image: median {r['ms_median']}, p90 {r['ms_p90']}; 20+ dice median "

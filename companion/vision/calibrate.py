@@ -26,6 +26,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.vision.images import ImageError, load_image
 from companion.vision.layout import Layout, Slot
 
 MARKER_MM = 80.0
@@ -287,13 +288,24 @@ class Calibration:
             K = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1]])
             slots = [Slot(str(s["side"]), str(s["cup"]), int(s["index"]), float(s["x"]), float(s["y"]))
                      for s in data["slots"]] if data.get("slots") else layout.slots()
-            return cls(tuple(int(v) for v in data["image_size"]), K,
+            size = tuple(int(v) for v in data["image_size"])
+            H = np.array(data["homography"], np.float64)
+            marker_px = float(data["marker_px"])
+            markers = {int(i): [float(v) for v in m["center"]] for i, m in data["markers"].items()}
+            # a file edited by hand: caught here, not as a ZeroDivisionError or a cv2.error per frame
+            if len(size) != 2 or min(size) < 1:
+                raise ValueError(f"image_size {data['image_size']} is not [width, height] in pixels")
+            if H.shape != (3, 3) or not np.isfinite(K).all() or not np.isfinite(H).all() or f <= 0 or not marker_px > 0:
+                raise ValueError("its camera, homography or marker size is not usable")
+            if len(markers) < 2 or not set(markers) <= set(MARKER_NAMES):
+                raise ValueError(f"markers {sorted(markers)}: two or more of 0-3 are needed")
+            return cls(size, K,
                        np.array(cam["rvec"], np.float64).reshape(3, 1), np.array(cam["tvec"], np.float64).reshape(3, 1),
-                       np.array(data["homography"], np.float64),
-                       {int(i): [float(v) for v in m["center"]] for i, m in data["markers"].items()},
-                       float(data["marker_px"]), layout, float(data.get("error_mm", 0.0)), slots)
+                       H, markers, marker_px, layout, float(data.get("error_mm", 0.0)), slots)
         except (KeyError, TypeError, ValueError, IndexError) as err:
-            raise CalibrationError("BAD_FILE", f"not a table calibration: {err}") from None
+            why = f"no {err}" if isinstance(err, KeyError) else str(err)
+            raise CalibrationError("BAD_FILE", f"not a table calibration ({why}): make one with "
+                                   "companion calibrate table") from None
 
     def save(self, path: str | Path) -> None:
         from companion.config import write_atomic
@@ -307,11 +319,16 @@ class Calibration:
             data = json.loads(Path(path).read_text())
         except OSError as err:
             raise CalibrationError("BAD_FILE", f"cannot read {path}: {err.strerror}") from None
+        except UnicodeDecodeError:  # an image given for the calibration, say
+            raise CalibrationError("BAD_FILE", f"{path}: not JSON (not even text)") from None
         except json.JSONDecodeError as err:
             raise CalibrationError("BAD_FILE", f"{path}: not JSON ({err})") from None
         if not isinstance(data, dict):
             raise CalibrationError("BAD_FILE", f"{path}: not a table calibration")
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except CalibrationError as err:
+            raise CalibrationError(err.code, f"{path}: {err.message}") from None
 
 
 def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | None = None) -> Calibration:
@@ -499,6 +516,22 @@ def write_sheet(folder: str | Path) -> list[Path]:
 
 # --------------------------------------------------------------------------------------------
 # command: companion calibrate table
+FIELD_OF_VIEW = (10.0, 170.0)  # degrees across the frame that --focal may give: a long lens to a fisheye
+
+
+def focal_px(text: str) -> float:
+    """--focal: a positive number (nan, inf or 0 ended in a traceback after the calibration file,
+    unusable, was written)."""
+    try:
+        focal = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(focal) or focal <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a focal length in pixels (985 suits a Pi Camera "
+                                         "Module 3 at 1280 wide)")
+    return focal
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("image", nargs="?", help="one camera frame showing the four table markers (PNG/JPEG)")
     parser.add_argument("--sheet", metavar="DIR", help="write the printable marker sheet (PNG pages + PDF) to DIR")
@@ -506,7 +539,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "companion.toml, else <data dir>/table.json)")
     parser.add_argument("--overlay", help="overlay image to write (default: beside --out, -overlay.png)")
     parser.add_argument("--layout", help="a calibration or layout JSON whose 'layout' to use (adjusted table)")
-    parser.add_argument("--focal", type=float, help="camera focal length in pixels (default: Pi Camera "
+    parser.add_argument("--focal", type=focal_px, help="camera focal length in pixels (default: Pi Camera "
                         "Module 3, 985 px at 1280 wide)")
     parser.add_argument("--config", help="companion.toml")
 
@@ -528,10 +561,19 @@ def run(args: argparse.Namespace) -> int:
         print("error: give a camera frame (IMAGE) or --sheet DIR", file=sys.stderr)
         return 2
     out = Path(args.out or config_mod.calibration_file(cfg, "table"))
-    frame = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
-    if frame is None:
-        print(f"error: cannot read image {args.image}", file=sys.stderr)
+    try:
+        frame = load_image(args.image, 32)  # as `companion cups` reads it (a JPEG cut short is refused)
+    except ImageError as err:
+        print(f"error: cannot read image: {err.message}", file=sys.stderr)
         return 2
+    if args.focal is not None:
+        width = frame.shape[1]
+        fov = math.degrees(2 * math.atan(width / (2 * args.focal)))
+        if not FIELD_OF_VIEW[0] <= fov <= FIELD_OF_VIEW[1]:  # 1e-9 wrote a calibration that saw no cup
+            print(f"error: --focal {args.focal:g} px gives a {fov:.0f}° view across this {width}-pixel-wide frame; "
+                  f"a camera sees {FIELD_OF_VIEW[0]:.0f}-{FIELD_OF_VIEW[1]:.0f}° (the Pi Camera Module 3: "
+                  f"{DEFAULT_FOCAL_1280 * width / 1280:.0f} px at this width)", file=sys.stderr)
+            return 2
     layout = None
     if args.layout:
         try:

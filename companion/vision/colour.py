@@ -115,6 +115,8 @@ class ColourProfiles:
             data = json.loads(Path(path).read_text())
         except OSError as err:
             raise ColourFileError(f"cannot read {path}: {err.strerror}") from None
+        except UnicodeDecodeError:  # an image given for the profiles, say
+            raise ColourFileError(f"{path} is not JSON (not even text)") from None
         except json.JSONDecodeError as err:
             raise ColourFileError(f"{path} is not JSON: {err}") from None
         try:

@@ -12,7 +12,8 @@ label names the die nearest to it. The profiles go to ``--out`` (default: where 
 them, ``calibration.colours`` of ``--config``'s companion.toml, else ``<data dir>/colours.json``,
 which ``companion dice`` and the camera use from then on). The command
 prints what it learned and warns when two colours are too alike to tell apart reliably.
-Exit status 2 when the frame does not match the names (too few or too many dice, no image)."""
+Exit status 2 when the frame does not match the names (too few or too many dice, no image, an
+image it cannot read or a greyscale one); nothing is written then."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ import json
 import math
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from companion.vision.colour import ColourProfiles, face_lab
 from companion.vision.dice import DiceReader
+from companion.vision.dice_cli import MIN_SIDE
+from companion.vision.images import ImageError, has_colour, load_image
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,9 +66,13 @@ def run(args: argparse.Namespace) -> int:
         out = target(args)
     except ConfigError as err:
         return fail(str(err))
-    frame = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
-    if frame is None:
-        return fail(f"cannot read an image from {args.image}")
+    try:
+        frame = load_image(args.image, MIN_SIDE)  # as `companion dice` reads it (a 1×1 was a traceback)
+    except ImageError as err:
+        return fail(err.message)
+    if not has_colour(frame):  # it learned and saved profiles alike for every colour, exit status 0
+        return fail(f"{args.image} holds no colour (a greyscale photo?): colours cannot be learned from it; "
+                    "nothing written")
     dice = DiceReader(profiles=ColourProfiles()).read(frame)
     if not dice:
         return fail("no dice found in the frame")

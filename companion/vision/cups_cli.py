@@ -2,7 +2,8 @@
 photos, one JSON line per image (EVENTS.md, "Reading cups from an image"). Without
 ``--calibration`` each image calibrates itself from its four table markers and the default layout.
 An image that cannot be read gives an ``error`` object and the command goes on; exit status 1 if
-any image failed, else 0. Codes beyond :mod:`companion.vision.images`' and the calibration's
+any image failed, else 0; 2 (and no image read) for a ``--calibration`` file it cannot use
+(``BAD_FILE``). Codes beyond :mod:`companion.vision.images`' and the calibration's
 (``MARKERS_NOT_FOUND``, ``BAD_MARKERS``): ``WRONG_SIZE`` (a frame of another shape than the
 calibration's), ``CAMERA_MOVED`` (the markers are not where the calibration saw them), and
 ``NOT_COLOUR`` (a greyscale photo: cups are told apart by colour alone)."""
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from typing import Any
 
@@ -19,7 +19,7 @@ import cv2
 
 from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.cups import CupReader
-from companion.vision.images import ImageError, error_line, has_colour, load_image
+from companion.vision.images import ImageError, error_line, has_colour, load_image, printable, run_error
 from companion.vision.layout import CUPS
 
 MIN_SIDE = 32  # the least calibrate() looks at
@@ -76,9 +76,13 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("images", nargs="+", metavar="IMAGE")
-    parser.add_argument("--json", action="store_true", help="one JSON line per image (the default output too)")
-    parser.add_argument("--calibration", help="a table calibration file (companion calibrate table)")
+    parser.add_argument("images", nargs="+", metavar="IMAGE",
+                        help="photos (PNG, JPEG); exit status 1 if any cannot be read (the rest still are), "
+                             "2 if the --calibration file cannot be used")
+    parser.add_argument("--json", action="store_true", help="one JSON line per image (EVENTS.md; else one line "
+                        "of text per image)")
+    parser.add_argument("--calibration", metavar="FILE", help="a table calibration file (companion calibrate table); "
+                        "default: each photo calibrates itself from its four markers")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,8 +92,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             cal = Calibration.load(args.calibration)
         except CalibrationError as err:
-            print(f"error: {err.message}", file=sys.stderr)
-            return 2
+            return run_error(args.json, err.code, err.message)
     status = 0
     for path in args.images:
         result = read_image(path, cal)
@@ -98,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(result), flush=True)
         elif "error" in result:
-            print(f"{path}: {result['error']['code']}: {result['error']['message']}", flush=True)
+            print(printable(f"{path}: {result['error']['code']}: {result['error']['message']}"), flush=True)
         else:
             sides = "; ".join(f"side {s}: " + ", ".join(f"{n} {c}" for c, n in cups.items())
                               for s, cups in result["sides"].items())
-            print(f"{path}: {sides}; balls in cups: {len(result['balls'])} ({result['ms']} ms)", flush=True)
+            print(printable(f"{path}: {sides}; balls in cups: {len(result['balls'])} ({result['ms']} ms)"), flush=True)
     return status

@@ -1,9 +1,10 @@
 """``companion dice IMAGE... [--json]``: read the dice in each image (EVENTS.md, "Reading dice
 from an image"). One JSON line per image; an image that cannot be read gives a line with an
 ``error`` object (codes in :mod:`companion.vision.images`) and the command goes on. Exit status 1
-if any image failed, else 0. On a photo of the whole table, the printed calibration markers are not
-reported as dice. A greyscale photo cannot tell colours: its dice are ``"unknown"`` and the line
-carries a ``notice`` saying why (an optional field, an extension of EVENTS.md)."""
+if any image failed, else 0; 2 (and no image read) for a ``--colours`` file it cannot use. On a
+photo of the whole table, the printed calibration markers are not reported as dice. A greyscale
+photo cannot tell colours: its dice are ``"unknown"`` and the line carries a ``notice`` saying
+why (an optional field, an extension of EVENTS.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 from companion.vision.calibrate import marker_outlines
 from companion.vision.colour import UNKNOWN, ColourFileError, load_profiles
 from companion.vision.dice import DiceReader, Die
-from companion.vision.images import ImageError, error_line, has_colour, load_image
+from companion.vision.images import ImageError, error_line, has_colour, load_image, printable, run_error
 
 MIN_SIDE = 16  # the least the reader takes (DiceReader.read)
 SCALE_RANGE = (0.05, 2.0)  # 2 suits dice of 6-12 px, 0.05 dice of 250-500 px
@@ -40,8 +41,11 @@ def finder_scale(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("images", nargs="+", metavar="IMAGE")
-    parser.add_argument("--json", action="store_true", help="one JSON object per line (the contract)")
+    parser.add_argument("images", nargs="+", metavar="IMAGE",
+                        help="photos (PNG, JPEG); exit status 1 if any cannot be read (the rest still are), "
+                             "2 if the --colours file cannot be used")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line (EVENTS.md; else one line "
+                        "of text per image)")
     parser.add_argument("--colours", metavar="FILE",
                         help="colour profiles (default: <data dir>/colours.json, else models/dice-colours.json; "
                              "'none' names no colours)")
@@ -83,8 +87,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         profiles = load_profiles(args.colours, args.data_dir)
     except ColourFileError as err:
-        print(json.dumps({"error": {"code": "BAD_COLOURS", "message": str(err)}}))
-        return 2
+        return run_error(args.json, "BAD_COLOURS", str(err))
     reader = DiceReader(profiles, scale=args.scale)
     failed = 0
     for path in args.images:
@@ -93,10 +96,10 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(line), flush=True)
         elif "error" in line:
-            print(f"{path}: {line['error']['message']}", flush=True)
+            print(printable(f"{path}: {line['error']['message']}"), flush=True)
         else:
             dice = ", ".join(f"{d['value']} {d['color']} at ({d['center'][0]:.0f}, {d['center'][1]:.0f})"
                              for d in line["dice"]) or "no dice"
             notice = f" ({line['notice']['message']})" if "notice" in line else ""
-            print(f"{path}: {len(line['dice'])} dice: {dice} [{line['ms']} ms]{notice}", flush=True)
+            print(printable(f"{path}: {len(line['dice'])} dice: {dice} [{line['ms']} ms]{notice}"), flush=True)
     return 1 if failed else 0

@@ -3,14 +3,16 @@ one, or say in words why it cannot be read, so that one bad image in a batch giv
 line (EVENTS.md: ``{"image": …, "error": {"code", "message"}}``) and the command goes on.
 
 Codes: ``NOT_FOUND`` (no such file), ``NOT_A_FILE`` (a directory, say), ``NOT_READABLE``
-(permissions), ``NOT_AN_IMAGE`` (empty, or nothing OpenCV can decode), ``TOO_SMALL`` (fewer pixels
-on a side than the reader needs).
+(permissions), ``NOT_AN_IMAGE`` (empty, nothing OpenCV can decode, or a JPEG cut short), ``TOO_SMALL``
+(fewer pixels on a side than the reader needs).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import sys
 from pathlib import Path
 
 import cv2
@@ -31,6 +33,25 @@ def error_line(image: str, code: str, message: str) -> dict:
     return {"image": image, "error": {"code": code, "message": message}}
 
 
+def printable(text: str) -> str:
+    """A text line as a terminal can take it: a file name that is not UTF-8 (``caf\\xe9.jpg`` from
+    an old card) reaches Python as lone surrogates, which a UTF-8 locale's stdout refuses with a
+    UnicodeEncodeError that ended the batch; they show as U+FFFD, as ``ls`` shows them. (The
+    JSON lines escape them and name the file exactly.)"""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def run_error(as_json: bool, code: str, message: str) -> int:
+    """A file the whole run needs (``--colours``, ``--calibration``) that cannot be used: no image
+    is read. With ``--json`` one ``{"error": {"code", "message"}}`` line on stdout (no ``image``:
+    it is about none), else ``error: message`` on stderr; exit status 2, as for a usage error."""
+    if as_json:
+        print(json.dumps({"error": {"code": code, "message": message}}), flush=True)
+    else:
+        print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
 def load_image(path: str, min_side: int) -> np.ndarray:
     """The image at ``path`` as a BGR uint8 frame of at least ``min_side`` pixels each way."""
     p = Path(path)
@@ -44,7 +65,14 @@ def load_image(path: str, min_side: int) -> np.ndarray:
         raise ImageError("NOT_READABLE", f"{path} cannot be read (permission denied)")
     if p.stat().st_size == 0:
         raise ImageError("NOT_AN_IMAGE", f"{path} is empty")
-    frame = cv2.imread(path, cv2.IMREAD_COLOR)
+    try:
+        data = p.read_bytes()
+    except OSError as err:
+        raise ImageError("NOT_READABLE", f"{path} cannot be read ({err.strerror})") from None
+    if jpeg_cut_short(data):  # OpenCV would read it, the missing part grey: dice there unseen
+        raise ImageError("NOT_AN_IMAGE", f"{path} is a JPEG cut short (its end is missing: "
+                                         "copied before it was fully written?)")
+    frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)  # as imread: EXIF turn applied
     if frame is None:
         raise ImageError("NOT_AN_IMAGE", f"{path} is not an image OpenCV can read")
     h, w = frame.shape[:2]
@@ -52,6 +80,31 @@ def load_image(path: str, min_side: int) -> np.ndarray:
         raise ImageError("TOO_SMALL", f"{path} is {w}×{h} pixels, too small to read "
                                       f"(at least {min_side} on each side)")
     return frame
+
+
+def jpeg_cut_short(data: bytes) -> bool:
+    """True for a JPEG whose end-of-image marker never comes after its image data starts (a
+    truncated file: OpenCV decodes it all the same, the missing rows grey, and only warns on
+    stderr). The headers are walked segment by segment to the first scan, so a thumbnail in the
+    EXIF header (with an end marker of its own) does not count; data after the end marker (a
+    phone's motion-photo video) is fine. Not a JPEG, or headers it cannot walk: False (the
+    decoder judges)."""
+    if not data.startswith(b"\xff\xd8"):
+        return False
+    i = 2
+    while i + 4 <= len(data):
+        if data[i] != 0xFF:
+            return False
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+        elif marker == 0xDA:  # start of scan: the image data
+            return data.find(b"\xff\xd9", i) < 0
+        elif 0xD0 <= marker <= 0xD7 or marker == 0x01:  # markers without a length
+            i += 2
+        else:
+            i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+    return True
 
 
 def has_colour(frame: np.ndarray) -> bool:

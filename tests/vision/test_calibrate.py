@@ -164,3 +164,33 @@ def test_calibrate_table_command(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "marker 1 (near right)" in err and "marker 2 (far right)" in err
     assert main(["calibrate", "table", str(tmp_path / "missing.png")]) == 2
     assert "cannot read image" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("focal", ["nan", "inf", "0", "-985", "1e-9", "1e9"])
+def test_calibrate_table_refuses_a_focal_length_no_camera_has_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], focal: str) -> None:
+    """nan, inf and 0 wrote an unusable table.json and then ended in a traceback (cups then gave
+    READ_FAILED on every photo); 1e-9 wrote one that saw no cup at all, exit status 0."""
+    frame, _ = frame_of(Look(tilt_deg=25))
+    image = tmp_path / "frame.png"
+    cv2.imwrite(str(image), frame)
+    out = tmp_path / "table.json"
+    try:
+        status = main(["calibrate", "table", str(image), "--out", str(out), f"--focal={focal}"])
+    except SystemExit as leave:  # argparse's usage error
+        status = leave.code
+    err = capsys.readouterr().err
+    assert status == 2 and "--focal" in err and "Traceback" not in err
+    assert not out.exists()
+    assert main(["calibrate", "table", str(image), "--out", str(out), "--focal=985"]) == 0 and out.exists()
+
+
+def test_calibrate_table_on_a_jpeg_cut_short_or_a_tiny_image_says_why(tmp_path: Path, capsys) -> None:
+    frame, _ = frame_of(Look(tilt_deg=25))
+    cv2.imwrite(str(tmp_path / "frame.jpg"), frame)
+    data = (tmp_path / "frame.jpg").read_bytes()
+    (tmp_path / "cut.jpg").write_bytes(data[:int(len(data) * 0.9)])
+    cv2.imwrite(str(tmp_path / "dot.png"), np.zeros((1, 1, 3), np.uint8))
+    for name, words in [("cut.jpg", "cut short"), ("dot.png", "too small")]:
+        assert main(["calibrate", "table", str(tmp_path / name), "--out", str(tmp_path / "t.json")]) == 2
+        assert words in capsys.readouterr().err and not (tmp_path / "t.json").exists()

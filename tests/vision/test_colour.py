@@ -117,6 +117,22 @@ def test_calibrate_colours_refuses_a_frame_that_does_not_match_the_names(tmp_pat
     assert main(["calibrate", "colours", "--image", str(tmp_path / "nothing.png"), "--colours", "red"]) == 2
 
 
+def test_calibrate_colours_refuses_a_greyscale_or_tiny_photo_and_keeps_the_profiles_it_has(tmp_path: Path,
+                                                                                           capsys) -> None:
+    """A greyscale photo of the right dice learned a profile per name, all alike, and wrote them
+    over the table's colours.json with exit status 0 (every die then 'unknown'); a 1×1 image was a
+    ValueError traceback from the reader."""
+    out = tmp_path / "colours.json"
+    ColourProfiles.learn({"teal": [lab((150, 150, 20))]}).save(out)
+    kept = out.read_text()
+    cv2.imwrite(str(tmp_path / "grey.png"), cv2.cvtColor(row_of_dice(["red", "blue", "green"]), cv2.COLOR_BGR2GRAY))
+    cv2.imwrite(str(tmp_path / "dot.png"), np.full((1, 1, 3), 128, np.uint8))
+    for image, words in [("grey.png", "holds no colour"), ("dot.png", "too small")]:
+        status = main(["calibrate", "colours", "--image", str(tmp_path / image), "--colours", "red,blue,green",
+                       "--out", str(out)])
+        assert status == 2 and words in capsys.readouterr().out and out.read_text() == kept
+
+
 def test_calibrate_colours_from_labelled_positions(tmp_path: Path, capsys) -> None:
     cv2.imwrite(str(tmp_path / "row.png"), row_of_dice(["red", "blue", "green"]))
     (tmp_path / "labels.json").write_text(json.dumps([{"center": [280, 180], "color": "green"},

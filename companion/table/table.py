@@ -286,7 +286,9 @@ class Table:
         if expect is None or expect == self.rev:
             return
         game, _, seen = expect.partition("-")
-        if strict or game != str(self.game_id) or not seen.isdigit():
+        # a count of rows is ASCII digits, and fewer than 19 (str.isdigit() also takes "²" and
+        # "١", and int() refuses more than 4300 digits: a phone's header made them a 500)
+        if strict or game != str(self.game_id) or not (seen.isascii() and seen.isdigit() and len(seen) < 19):
             raise RuleError(STALE, "the game changed after this was sent (another phone, the camera or "
                                    "a second tap): nothing was done; look at the board and try again")
         if _plain(event) in self._stored[int(seen):]:

@@ -653,3 +653,37 @@ def test_a_pair_of_surrogates_is_text(client):
 def test_a_game_id_too_large_for_the_log_is_404(client, path):
     ready(client)
     assert_error(client.get(path), 404, "NO_SUCH_GAME")
+
+
+def test_a_rev_header_that_is_not_a_count_of_rows_is_stale_not_a_500(server):
+    """X-Table-Rev comes from a phone: "1-²" (latin-1 superscript two passes str.isdigit()) or a
+    count of 5000 digits (past int()'s limit) were 500 INTERNAL; now they are 409 STALE and the
+    event is not applied."""
+    import http.client
+
+    from tests.loopback import get_json
+
+    def send(path: str, body: dict, rev: bytes) -> tuple[int, dict]:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            conn.putrequest("POST", path)
+            data = json.dumps(body).encode()
+            for name, value in (("X-Table-Pin", PIN.encode()), ("Content-Type", b"application/json"),
+                                ("Content-Length", str(len(data)).encode()), ("X-Table-Rev", rev)):
+                conn.putheader(name, value)
+            conn.endheaders(data)
+            r = conn.getresponse()
+            return r.status, json.loads(r.read())
+        finally:
+            conn.close()
+
+    assert send("/api/games", NEW_EXACT21, b"")[0] == 201
+    send("/api/events", DICE_A, b"")
+    state = send("/api/events", DICE_B, b"")[1]
+    game = str(state["game_id"]).encode()
+    throw = {"type": "throw", "side": "A", "cup": "yellow"}
+    for rev in (game + b"-\xb2", game + b"-\xb9\xb2", game + b"-" + b"9" * 5000, game + b"-" + b"9" * 30):
+        status, answer = send("/api/events", throw, rev)
+        assert (status, answer["code"]) == (409, "STALE"), (rev[:20], status, answer)
+    now = get_json(server.url + "/api/state")
+    assert now["rev"] == state["rev"] and now["scores"]["A"] == 0

@@ -31,8 +31,11 @@ kept in :attr:`Table.notices`.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import itertools
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -112,7 +115,12 @@ class Table:
         self.notices: list[str] = []  # what restoring had to do, for the log and /api/health
         self.version = 0  # bumps with every change, for clients that poll
         self._finished: dict[int, tuple[int, bool | None]] = {}  # game id -> (rows, finished): history
-        self.log, latest, rows = self._open(Path(path))
+        self._held = _hold(Path(path))
+        try:
+            self.log, latest, rows = self._open(Path(path))
+        except BaseException:
+            os.close(self._held)
+            raise
         if latest is not None:
             self._restore(latest, rows)
 
@@ -424,6 +432,9 @@ class Table:
 
     def close(self) -> None:
         self.log.close()
+        if self._held >= 0:
+            os.close(self._held)  # the lock goes with it
+            self._held = -1
 
 
 def _clean(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -456,6 +467,32 @@ def _check_meta(event: Mapping[str, Any]) -> None:
             datetime.fromisoformat(at)
         except ValueError:
             raise EventError("'at' is not an ISO 8601 time (e.g. 2024-05-01T20:15:00Z)") from None
+
+
+class TableInUse(OSError):
+    """Another Table (another ``companion serve`` or ``demo``) has this log open."""
+
+
+def _hold(path: Path) -> int:
+    """An exclusive lock on ``<log>.lock`` for as long as this Table is open; the open file is
+    returned. Each Table plays the game it replayed at start: two processes on one log each
+    stored events made on their own copy, and a restart then refused one side's rows (an
+    acknowledged throw gone). The kernel drops the lock when the process ends, even by SIGKILL."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    held = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(held, 20, 0).decode("ascii", "replace").strip()
+        os.close(held)
+        raise TableInUse(errno.EBUSY, f"another companion (process {holder or '?'}) is already using this table "
+                                      "log; stop it first: two would each keep their own copy of the game") from None
+    except BaseException:
+        os.close(held)
+        raise
+    os.ftruncate(held, 0)
+    os.pwrite(held, f"{os.getpid()}\n".encode(), 0)
+    return held
 
 
 def _damaged(err: sqlite3.DatabaseError) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -192,3 +193,43 @@ def test_serve_with_a_data_dir_that_is_a_file_says_why(tmp_path):
                         "--data-dir", str(tmp_path / "afile" / "sub")], capture_output=True, text=True, env=env(),
                        cwd=tmp_path, timeout=30)
     assert r.returncode == 2 and "cannot use the data directory" in r.stderr and "Traceback" not in r.stderr
+
+
+def post(url: str, body: dict, pin: str = "1357") -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"X-Table-Pin": pin, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as err:
+        return err.code, json.load(err)
+
+
+def test_a_second_serve_on_the_same_data_dir_refuses_to_start(tmp_path):
+    """Two services on one log each played their own copy of the game: both phones got 200 for
+    their throw, and after a restart one of the two throws was a refused row (NOT_YOUR_TURN):
+    an acknowledged event lost. The second one now stops with status 2 and says why."""
+    first, port = serve_until_ready(tmp_path / "d", tmp_path)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        post(url + "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+        post(url + "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+        post(url + "/api/events", {"type": "dice", "side": "B", "values": {"blue": 1, "red": 2, "green": 6, "yellow": 4}})
+        second = subprocess.run([sys.executable, "-m", "companion", "serve", "--host", "127.0.0.1", "--port",
+                                 str(free_port()), "--data-dir", str(tmp_path / "d")], capture_output=True, text=True,
+                                env=env(COMPANION_PIN="1357"), cwd=tmp_path, timeout=30)
+        assert second.returncode == 2, second.stderr
+        assert f"process {first.pid}" in second.stderr and "already using" in second.stderr
+        assert "Traceback" not in second.stderr
+        status, state = post(url + "/api/events", {"type": "throw", "side": "A", "cup": "yellow"})
+        assert status == 200 and state["scores"]["A"] == 5  # the first one plays on
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    again, port = serve_until_ready(tmp_path / "d", tmp_path)  # a killed service leaves no lock behind
+    try:
+        state = json.loads(get(f"http://127.0.0.1:{port}/api/state")[1])
+        assert state["scores"]["A"] == 5 and state["rejected"] == [] and state["seq"] == 4
+    finally:
+        again.terminate()
+        again.communicate(timeout=10)

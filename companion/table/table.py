@@ -321,14 +321,18 @@ class Table:
             return list(self._pending.values())
 
     def confirm(self, proposal_id: int, source: str | None = None) -> dict[str, Any]:
-        """Apply a proposal. If the rules refuse it, it is dropped and the RuleError raised. The
-        stored event's ``source`` says who confirmed it and ``proposed_by`` who proposed it."""
+        """Apply a proposal. If the rules refuse it, it is dropped and the RuleError raised; if it
+        cannot be stored (``NotStored``: a full disk) it stays pending. The stored event's
+        ``source`` says who confirmed it and ``proposed_by`` who proposed it."""
         with self._lock:
             proposal = self._take(proposal_id)
             try:
                 return self.apply({**proposal.event, "proposed_by": proposal.source}, source or proposal.source)
             except RuleError:
                 self._changed()
+                raise
+            except BaseException:  # not stored (a full disk): the rules did not refuse it, it still waits
+                self._pending = dict(sorted({**self._pending, proposal.id: proposal}.items()))
                 raise
 
     def reject(self, proposal_id: int) -> dict[str, Any]:

@@ -233,3 +233,75 @@ def test_a_second_serve_on_the_same_data_dir_refuses_to_start(tmp_path):
     finally:
         again.terminate()
         again.communicate(timeout=10)
+
+
+FULL_DISK = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) as on a full card
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
+from companion.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_full_disk_mid_game_is_a_clear_503_and_loses_nothing(tmp_path):
+    """The service runs with a file-size limit, as on a card that fills up during a game. A change
+    that cannot be written was 500 INTERNAL "the companion hit a bug", its cause hidden behind
+    "cannot rollback - no transaction is active"; now it is 503 NOT_STORED saying nothing was
+    recorded, the game is as it was, and after a restart with room every acknowledged event is
+    there and play goes on."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", FULL_DISK, str(128 * 1024), "serve", "--host", "127.0.0.1",
+                             "--port", str(port), "--data-dir", str(tmp_path / "d")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env(COMPANION_PIN="1357"), cwd=tmp_path)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                get(url + "/api/state")
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert post(url + "/api/games", {"type": "new_game", "game": "exact21",
+                                         "sides": [{"name": "A"}, {"name": "B"}]})[0] == 201
+        post(url + "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+        good = post(url + "/api/events", {"type": "dice", "side": "B",
+                                          "values": {"blue": 1, "red": 2, "green": 6, "yellow": 4}})[1]
+        answers = []
+        for _ in range(100):  # throw and take it back until the log cannot grow
+            status, answer = post(url + "/api/events", {"type": "throw", "side": "A", "cup": "yellow"})
+            answers.append((status, answer.get("code")))
+            if status != 200:
+                break
+            good = answer
+            status, answer = post(url + "/api/undo", {})
+            answers.append((status, answer.get("code")))
+            if status != 200:
+                break
+            good = answer
+        assert answers[-1] == (503, "NOT_STORED") and len(answers) > 3, answers
+        assert all(a == (200, None) for a in answers[:-1]), answers
+        assert "not recorded" in answer["message"] and "Free space" in answer["message"]
+        now = json.loads(get(url + "/api/state")[1])
+        assert (now["rev"], now["scores"], now["seq"]) == (good["rev"], good["scores"], good["seq"])
+        for body, path in (({"type": "throw", "side": "B", "cup": "miss"}, "/api/events"), ({}, "/api/undo")):
+            status, answer = post(url + path, body)
+            assert status in (503, 409) and answer["code"] in ("NOT_STORED", "NOT_YOUR_TURN", "NOTHING_TO_UNDO")
+        assert json.loads(get(url + "/api/state")[1])["rev"] == good["rev"]
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "cannot rollback" not in err and "API error" not in err
+    again, port = serve_until_ready(tmp_path / "d", tmp_path)  # room again
+    try:
+        url = f"http://127.0.0.1:{port}"
+        state = json.loads(get(url + "/api/state")[1])
+        assert (state["rev"], state["scores"], state["rejected"]) == (good["rev"], good["scores"], [])
+        side = state["to_act"][0]
+        assert post(url + "/api/events", {"type": "throw", "side": side, "cup": "miss"})[0] == 200
+    finally:
+        again.terminate()
+        again.communicate(timeout=10)

@@ -687,3 +687,52 @@ def test_a_rev_header_that_is_not_a_count_of_rows_is_stale_not_a_500(server):
         assert (status, answer["code"]) == (409, "STALE"), (rev[:20], status, answer)
     now = get_json(server.url + "/api/state")
     assert now["rev"] == state["rev"] and now["scores"]["A"] == 0
+
+
+def test_a_damaged_page_of_an_old_game_is_a_503_sentence_not_a_500(tmp_path):
+    """A card's bad sector under an old game's rows: the current game plays on, and the history,
+    export and chart of the game that cannot be read say so (503 LOG_UNREADABLE); they were 500
+    "the companion hit a bug". Each copy of the log has a different page overwritten."""
+    import shutil
+    import sqlite3
+    import urllib.error
+    import urllib.request
+
+    from companion.table import Table
+    from companion.web.server import start
+    from tests.web.conftest import make_app
+
+    made = tmp_path / "made"
+    table = Table(made / "table.sqlite")
+    for n in range(30):
+        table.start({**NEW_EXACT21, "note": "x" * 2000 + str(n)})
+        table.apply(DICE_A)
+    table.close()
+    db = sqlite3.connect(str(made / "table.sqlite"))
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    db.close()
+    answered: list[tuple[int, str]] = []
+    for page in range(2, pages - 3, 3):
+        data_dir = tmp_path / f"p{page}"
+        data_dir.mkdir()
+        shutil.copy(made / "table.sqlite", data_dir / "table.sqlite")
+        with open(data_dir / "table.sqlite", "r+b") as f:
+            f.seek(4096 * (page - 1))
+            f.write(b"\xde\xad\xbe\xef" * 1024)
+        app = make_app(data_dir)
+        running = start(app, "127.0.0.1", 0, threads=8)
+        try:
+            for path in ["/api/games", "/api/state"] + [f"/api/games/{g}/{what}" for g in (1, 2, 15)
+                                                        for what in ("log.jsonl", "scores")]:
+                try:
+                    with urllib.request.urlopen(running.url + path, timeout=10) as r:
+                        answered.append((r.status, ""))
+                except urllib.error.HTTPError as err:
+                    answer = json.load(err)
+                    answered.append((err.code, answer["code"]))
+                    assert err.code < 500 or answer["code"] == "LOG_UNREADABLE", (page, path, answer)
+        finally:
+            running.stop()
+            app.extensions["companion"].table.close()
+    assert (503, "LOG_UNREADABLE") in answered  # some page held an old game's rows

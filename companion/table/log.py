@@ -44,6 +44,10 @@ CREATE TABLE IF NOT EXISTS current_game (
 );
 """
 
+FORMAT = 1  # PRAGMA user_version of the log SCHEMA describes; a companion that changes it raises it
+COLUMNS = {"games": ("id", "game", "created"), "events": ("game_id", "seq", "type", "source", "at", "body"),
+           "current_game": ("n", "game_id", "at")}
+
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -56,6 +60,11 @@ class NotStored(sqlite3.OperationalError):
     """A change SQLite could not write (disk full, read-only, I/O error): nothing of it was stored."""
 
 
+class UnknownLog(sqlite3.DatabaseError):
+    """An SQLite file this companion must not write: a newer companion's log, or not a table log.
+    Unlike a damaged file it is not put aside: the companion that wrote it can still read it."""
+
+
 class EventLog:
     """Games and their events in one SQLite file. Thread-safe (one connection, one lock)."""
 
@@ -65,13 +74,32 @@ class EventLog:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         try:
+            version = self._check_format()  # before anything is written to the file
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(SCHEMA)
+            if version < FORMAT:
+                self._db.execute(f"PRAGMA user_version = {FORMAT}")
         except sqlite3.Error:
-            self._db.close()  # not a database, or a damaged one: the caller decides
+            self._db.close()  # not a database, a damaged one, or one we must not write: the caller decides
             raise
+
+    def _check_format(self) -> int:
+        """The file's ``user_version``; :class:`UnknownLog` if it is a newer companion's log or its
+        tables are not the ones this code writes. A log from before the format was numbered is 0."""
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version > FORMAT:
+            raise UnknownLog(f"it was written by a newer companion (log format {version}; this one knows "
+                             f"{FORMAT}): update the companion, or start with another data directory; the file "
+                             "was left as it is")
+        for table, columns in COLUMNS.items():
+            found = tuple(row[1] for row in self._db.execute(f"PRAGMA table_info({table})"))
+            if found and found != columns:
+                raise UnknownLog(f"it is not a companion table log this version can write (its table '{table}' "
+                                 f"has the columns {', '.join(found)}): start with another data directory; the "
+                                 "file was left as it is")
+        return int(version)
 
     def close(self) -> None:
         with self._lock:

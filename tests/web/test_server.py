@@ -305,3 +305,41 @@ def test_a_full_disk_mid_game_is_a_clear_503_and_loses_nothing(tmp_path):
     finally:
         again.terminate()
         again.communicate(timeout=10)
+
+
+@pytest.mark.parametrize("version, extra, words", [
+    (7, ", device TEXT NOT NULL DEFAULT 'pi'", "written by a newer companion (log format 7"),
+    (0, ", device TEXT NOT NULL", "not a companion table log"),
+])
+def test_serve_refuses_a_log_it_must_not_write_and_leaves_the_file_as_it_is(tmp_path, version, extra, words):
+    """A log from a newer companion (after a downgrade), or one whose tables are not ours: serve
+    started and wrote into it as if it were its own (with a column it did not know, every event
+    was 500: NOT NULL constraint failed: events.device). Now it stops with status 2 and a
+    sentence, and the file is byte for byte as it was (not put aside either: the companion that
+    wrote it can still read it)."""
+    import sqlite3
+
+    (tmp_path / "d").mkdir()
+    path = tmp_path / "d" / "table.sqlite"
+    db = sqlite3.connect(str(path))
+    db.executescript(f"""
+        CREATE TABLE games (id INTEGER PRIMARY KEY, game TEXT NOT NULL, created TEXT NOT NULL);
+        CREATE TABLE events (game_id INTEGER NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, source TEXT,
+                             at TEXT NOT NULL, body TEXT NOT NULL{extra}, PRIMARY KEY (game_id, seq));
+        INSERT INTO games VALUES (1, 'exact21', '2030-01-01T00:00:00Z');
+        INSERT INTO events (game_id, seq, type, at, body{', device' if 'NOT NULL' in extra else ''})
+            VALUES (1, 1, 'new_game', '2030-01-01T00:00:00Z',
+                    '{{"type":"new_game","game":"exact21","sides":[{{"name":"A"}},{{"name":"B"}}]}}'
+                    {", 'pi'" if 'NOT NULL' in extra else ''});
+        PRAGMA user_version = {version};
+    """)
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    r = subprocess.run([sys.executable, "-m", "companion", "serve", "--host", "127.0.0.1", "--port", str(free_port()),
+                        "--data-dir", str(tmp_path / "d")], capture_output=True, text=True, env=env(), cwd=tmp_path,
+                       timeout=30)
+    assert r.returncode == 2 and words in r.stderr and "left as it is" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["table.sqlite", "table.sqlite.lock"]

@@ -146,6 +146,12 @@ class Table:
     def _fresh(self, path: Path, err: sqlite3.DatabaseError) -> tuple[EventLog, None, list[Any]]:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+        # never over one put aside before: a Pi with no clock battery boots to the same saved time,
+        # and rename() silently replaced that file (with every earlier game in it)
+        n = 1
+        while any(Path(f"{aside}{suffix}").exists() for suffix in ("", "-wal", "-shm")):
+            n += 1
+            aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
         for suffix in ("", "-wal", "-shm"):
             part = Path(str(path) + suffix)
             if part.exists():

@@ -36,6 +36,7 @@ import fcntl
 import itertools
 import logging
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -107,7 +108,9 @@ class Table:
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
         self._pending: dict[int, Proposal] = {}
-        self._ids = itertools.count(1)
+        # proposal ids never repeat those of a run before (a phone still showing proposal 1 after a
+        # restart confirmed the new run's proposal 1, another event); below 2**53 for JavaScript
+        self._ids = itertools.count(secrets.randbelow(2**40) + 1)
         self.game_id: int | None = None
         self.game: Game | None = None
         self._stored: list[dict[str, Any]] = []  # the current game's stored rows, plain (duplicate taps)

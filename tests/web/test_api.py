@@ -736,3 +736,49 @@ def test_a_damaged_page_of_an_old_game_is_a_503_sentence_not_a_500(tmp_path):
             running.stop()
             app.extensions["companion"].table.close()
     assert (503, "LOG_UNREADABLE") in answered  # some page held an old game's rows
+
+
+def test_a_phone_confirming_a_proposal_from_before_a_restart_confirms_nothing(tmp_path):
+    """The camera proposed A's throw into yellow; the service was killed before anyone confirmed
+    it, and after the restart the camera proposed something else. Proposal ids started at 1 in
+    every run, so the phone still showing "confirm 1" confirmed the new proposal 1, an event it
+    never saw. Now that tap is 404 NO_SUCH_PROPOSAL and the new proposal still waits."""
+    import urllib.error
+    import urllib.request
+
+    from companion.web.server import start
+    from tests.loopback import get_json
+    from tests.web.conftest import make_app
+
+    def confirm(url: str, proposal: int) -> tuple[int, dict]:
+        req = urllib.request.Request(f"{url}/api/pending/{proposal}/confirm", data=b"", method="POST",
+                                     headers={"X-Table-Pin": PIN})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.load(r)
+        except urllib.error.HTTPError as err:
+            return err.code, json.load(err)
+
+    app = make_app(tmp_path)
+    table = app.extensions["companion"].table
+    table.start(NEW_EXACT21)
+    table.apply(DICE_A)
+    table.apply(DICE_B)
+    running = start(app, "127.0.0.1", 0, threads=8)
+    seen = table.propose({"type": "throw", "side": "A", "cup": "yellow"}, evidence={"frame": 1}).id
+    assert [p["id"] for p in get_json(running.url + "/api/pending")["pending"]] == [seen]
+    running.stop()
+    table.close()  # the service is gone; the proposal lived in memory only
+
+    app = make_app(tmp_path)
+    table = app.extensions["companion"].table
+    running = start(app, "127.0.0.1", 0, threads=8)
+    try:
+        new = table.propose({"type": "throw", "side": "A", "cup": "miss"}, evidence={"frame": 2}).id
+        status, answer = confirm(running.url, seen)
+        assert (status, answer.get("code")) == (404, "NO_SUCH_PROPOSAL"), (seen, new, answer.get("scores"))
+        state = get_json(running.url + "/api/state")
+        assert state["seq"] == 3 and [p["id"] for p in state["pending"]] == [new]
+    finally:
+        running.stop()
+        table.close()

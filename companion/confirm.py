@@ -27,6 +27,7 @@ from typing import Any
 from companion.games.base import EventError, RuleError
 from companion.hardware.panel import Panel
 from companion.table import Table
+from companion.table.log import NotStored
 from companion.table.table import NO_SUCH_PROPOSAL
 
 log = logging.getLogger(__name__)
@@ -111,8 +112,8 @@ class Confirmer:
         """Apply a pending proposal (a press, a phone tap, the demo's delay)."""
         try:
             self.table.confirm(proposal_id, source)
-        except (RuleError, EventError) as err:
-            code = err.code if isinstance(err, RuleError) else "BAD_EVENT"
+        except (RuleError, EventError, NotStored) as err:  # not stored: it stays pending, press again
+            code = _code(err)
             if code == NO_SUCH_PROPOSAL:  # confirmed or rejected by someone else a moment ago
                 return self._done({"action": "nothing", "proposal": proposal_id,
                                    "why": str(getattr(err, "message", err))})
@@ -129,8 +130,8 @@ class Confirmer:
         event = {"type": "throw", "side": side, "cup": "miss"}
         try:
             self.table.apply(event, source="button")
-        except (RuleError, EventError) as err:
-            code = err.code if isinstance(err, RuleError) else "BAD_EVENT"
+        except (RuleError, EventError, NotStored) as err:
+            code = _code(err)
             return self._done({"action": "refused", "event": event, "code": code,
                                "message": str(getattr(err, "message", err))}, refused=True)
         return self._done({"action": "miss", "event": event, "thrower": state["detail"].get("thrower")})
@@ -204,3 +205,10 @@ class Confirmer:
 
     def describe(self) -> dict[str, Any]:
         return {"auto_seconds": self.auto_seconds, "pending": len(self._seen), "last": self.last}
+
+
+def _code(err: Exception) -> str:
+    """What a refused press did, for health: the rule's code, BAD_EVENT, or NOT_STORED (the disk)."""
+    if isinstance(err, RuleError):
+        return err.code
+    return "NOT_STORED" if isinstance(err, NotStored) else "BAD_EVENT"

@@ -13,10 +13,11 @@ raw export shows when play came back to it). A log written before resuming exist
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,12 +44,26 @@ CREATE TABLE IF NOT EXISTS current_game (
 );
 """
 
+FORMAT = 1  # PRAGMA user_version of the log SCHEMA describes; a companion that changes it raises it
+COLUMNS = {"games": ("id", "game", "created"), "events": ("game_id", "seq", "type", "source", "at", "body"),
+           "current_game": ("n", "game_id", "at")}
+
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 MAX_ID = 2**63 - 1  # SQLite's largest integer
+
+
+class NotStored(sqlite3.OperationalError):
+    """A change SQLite could not write (disk full, read-only, I/O error): nothing of it was stored."""
+
+
+class UnknownLog(sqlite3.DatabaseError):
+    """An SQLite file this companion must not write: a newer companion's log, or not a table log.
+    Unlike a damaged file it is not put aside: the companion that wrote it can still read it."""
+
 
 class EventLog:
     """Games and their events in one SQLite file. Thread-safe (one connection, one lock)."""
@@ -59,13 +74,32 @@ class EventLog:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         try:
+            version = self._check_format()  # before anything is written to the file
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(SCHEMA)
+            if version < FORMAT:
+                self._db.execute(f"PRAGMA user_version = {FORMAT}")
         except sqlite3.Error:
-            self._db.close()  # not a database, or a damaged one: the caller decides
+            self._db.close()  # not a database, a damaged one, or one we must not write: the caller decides
             raise
+
+    def _check_format(self) -> int:
+        """The file's ``user_version``; :class:`UnknownLog` if it is a newer companion's log or its
+        tables are not the ones this code writes. A log from before the format was numbered is 0."""
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version > FORMAT:
+            raise UnknownLog(f"it was written by a newer companion (log format {version}; this one knows "
+                             f"{FORMAT}): update the companion, or start with another data directory; the file "
+                             "was left as it is")
+        for table, columns in COLUMNS.items():
+            found = tuple(row[1] for row in self._db.execute(f"PRAGMA table_info({table})"))
+            if found and found != columns:
+                raise UnknownLog(f"it is not a companion table log this version can write (its table '{table}' "
+                                 f"has the columns {', '.join(found)}): start with another data directory; the "
+                                 "file was left as it is")
+        return int(version)
 
     def close(self) -> None:
         with self._lock:
@@ -73,52 +107,55 @@ class EventLog:
 
     def new_game(self, event: Mapping[str, Any], source: str | None = None) -> int:
         """Store a new game with its ``new_game`` event as row 1; return the game id."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                cur = self._db.execute("INSERT INTO games (game, created) VALUES (?, ?)",
-                                       (str(event.get("game")), now_iso()))
-                game_id = int(cur.lastrowid or 0)
-                self._insert(game_id, 1, event, source)
-                self._make_current(game_id)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            return game_id
+        with self._writing():
+            cur = self._db.execute("INSERT INTO games (game, created) VALUES (?, ?)",
+                                   (str(event.get("game")), now_iso()))
+            game_id = int(cur.lastrowid or 0)
+            self._insert(game_id, 1, event, source)
+            self._make_current(game_id)
+        return game_id
 
     def append(self, game_id: int, event: Mapping[str, Any], source: str | None = None) -> int:
         """Append one event; return its sequence number. Durable when this returns."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                (last,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE game_id = ?",
-                                           (game_id,)).fetchone()
-                seq = last + 1
-                self._insert(game_id, seq, event, source)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            return seq
+        with self._writing():
+            (last,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE game_id = ?",
+                                       (game_id,)).fetchone()
+            seq = last + 1
+            self._insert(game_id, seq, event, source)
+        return seq
 
     def resume(self, game_id: int, source: str | None = None) -> int:
         """Make a stored game the current one again: a ``resume`` row in its log and a
         ``current_game`` row, in one transaction; return the resume row's sequence number."""
+        with self._writing():
+            (last,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE game_id = ?",
+                                       (game_id,)).fetchone()
+            if not last:
+                raise KeyError(game_id)
+            self._insert(game_id, last + 1, {"type": "resume"}, source)
+            self._make_current(game_id)
+        return last + 1
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction under the lock. If it fails nothing of it is kept: the ROLLBACK is
+        only sent while SQLite still has the transaction open (a full disk ends it by itself, and
+        the ROLLBACK's own "no transaction is active" then hid why), and a write SQLite refused
+        is :class:`NotStored`."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                (last,) = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE game_id = ?",
-                                           (game_id,)).fetchone()
-                if not last:
-                    raise KeyError(game_id)
-                self._insert(game_id, last + 1, {"type": "resume"}, source)
-                self._make_current(game_id)
+                self._db.execute("BEGIN IMMEDIATE")
+                yield
                 self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
+            except BaseException as err:
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                if isinstance(err, sqlite3.Error) and not isinstance(err, NotStored):
+                    raise NotStored(f"this change was not recorded: the table log {self.path.name} could not be "
+                                    f"written ({err}); the game is as it was. Free space on the Pi's card (or "
+                                    "make its data directory writable) and send it again") from err
                 raise
-            return last + 1
 
     def _make_current(self, game_id: int) -> None:
         self._db.execute("INSERT INTO current_game (game_id, at) VALUES (?, ?)", (game_id, now_iso()))

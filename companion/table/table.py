@@ -31,8 +31,12 @@ kept in :attr:`Table.notices`.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import itertools
 import logging
+import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -104,7 +108,9 @@ class Table:
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
         self._pending: dict[int, Proposal] = {}
-        self._ids = itertools.count(1)
+        # proposal ids never repeat those of a run before (a phone still showing proposal 1 after a
+        # restart confirmed the new run's proposal 1, another event); below 2**53 for JavaScript
+        self._ids = itertools.count(secrets.randbelow(2**40) + 1)
         self.game_id: int | None = None
         self.game: Game | None = None
         self._stored: list[dict[str, Any]] = []  # the current game's stored rows, plain (duplicate taps)
@@ -112,7 +118,12 @@ class Table:
         self.notices: list[str] = []  # what restoring had to do, for the log and /api/health
         self.version = 0  # bumps with every change, for clients that poll
         self._finished: dict[int, tuple[int, bool | None]] = {}  # game id -> (rows, finished): history
-        self.log, latest, rows = self._open(Path(path))
+        self._held = _hold(Path(path))
+        try:
+            self.log, latest, rows = self._open(Path(path))
+        except BaseException:
+            os.close(self._held)
+            raise
         if latest is not None:
             self._restore(latest, rows)
 
@@ -138,6 +149,12 @@ class Table:
     def _fresh(self, path: Path, err: sqlite3.DatabaseError) -> tuple[EventLog, None, list[Any]]:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+        # never over one put aside before: a Pi with no clock battery boots to the same saved time,
+        # and rename() silently replaced that file (with every earlier game in it)
+        n = 1
+        while any(Path(f"{aside}{suffix}").exists() for suffix in ("", "-wal", "-shm")):
+            n += 1
+            aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
         for suffix in ("", "-wal", "-shm"):
             part = Path(str(path) + suffix)
             if part.exists():
@@ -286,7 +303,9 @@ class Table:
         if expect is None or expect == self.rev:
             return
         game, _, seen = expect.partition("-")
-        if strict or game != str(self.game_id) or not seen.isdigit():
+        # a count of rows is ASCII digits, and fewer than 19 (str.isdigit() also takes "²" and
+        # "١", and int() refuses more than 4300 digits: a phone's header made them a 500)
+        if strict or game != str(self.game_id) or not (seen.isascii() and seen.isdigit() and len(seen) < 19):
             raise RuleError(STALE, "the game changed after this was sent (another phone, the camera or "
                                    "a second tap): nothing was done; look at the board and try again")
         if _plain(event) in self._stored[int(seen):]:
@@ -311,14 +330,18 @@ class Table:
             return list(self._pending.values())
 
     def confirm(self, proposal_id: int, source: str | None = None) -> dict[str, Any]:
-        """Apply a proposal. If the rules refuse it, it is dropped and the RuleError raised. The
-        stored event's ``source`` says who confirmed it and ``proposed_by`` who proposed it."""
+        """Apply a proposal. If the rules refuse it, it is dropped and the RuleError raised; if it
+        cannot be stored (``NotStored``: a full disk) it stays pending. The stored event's
+        ``source`` says who confirmed it and ``proposed_by`` who proposed it."""
         with self._lock:
             proposal = self._take(proposal_id)
             try:
                 return self.apply({**proposal.event, "proposed_by": proposal.source}, source or proposal.source)
             except RuleError:
                 self._changed()
+                raise
+            except BaseException:  # not stored (a full disk): the rules did not refuse it, it still waits
+                self._pending = dict(sorted({**self._pending, proposal.id: proposal}.items()))
                 raise
 
     def reject(self, proposal_id: int) -> dict[str, Any]:
@@ -422,6 +445,9 @@ class Table:
 
     def close(self) -> None:
         self.log.close()
+        if self._held >= 0:
+            os.close(self._held)  # the lock goes with it
+            self._held = -1
 
 
 def _clean(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -454,6 +480,32 @@ def _check_meta(event: Mapping[str, Any]) -> None:
             datetime.fromisoformat(at)
         except ValueError:
             raise EventError("'at' is not an ISO 8601 time (e.g. 2024-05-01T20:15:00Z)") from None
+
+
+class TableInUse(OSError):
+    """Another Table (another ``companion serve`` or ``demo``) has this log open."""
+
+
+def _hold(path: Path) -> int:
+    """An exclusive lock on ``<log>.lock`` for as long as this Table is open; the open file is
+    returned. Each Table plays the game it replayed at start: two processes on one log each
+    stored events made on their own copy, and a restart then refused one side's rows (an
+    acknowledged throw gone). The kernel drops the lock when the process ends, even by SIGKILL."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    held = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(held, 20, 0).decode("ascii", "replace").strip()
+        os.close(held)
+        raise TableInUse(errno.EBUSY, f"another companion (process {holder or '?'}) is already using this table "
+                                      "log; stop it first: two would each keep their own copy of the game") from None
+    except BaseException:
+        os.close(held)
+        raise
+    os.ftruncate(held, 0)
+    os.pwrite(held, f"{os.getpid()}\n".encode(), 0)
+    return held
 
 
 def _damaged(err: sqlite3.DatabaseError) -> bool:

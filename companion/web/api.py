@@ -1,6 +1,7 @@
 """The JSON API. Reading is open; every change needs the table PIN (see ``auth``).
 
-Errors are always ``{"code": ..., "message": ...}`` with a 4xx status:
+Errors are always ``{"code": ..., "message": ...}`` with a 4xx status, or 503 when the service or
+its disk cannot do it now:
 
 - 400 ``BAD_JSON`` (body not JSON, not an object, or too deep), ``BAD_EVENT`` (the engine's
   EventError: unknown type, missing field, wrong JSON type), ``UNKNOWN_FIELD`` (a key this
@@ -14,7 +15,10 @@ Errors are always ``{"code": ..., "message": ...}`` with a 4xx status:
 - 409 ``GAME_IN_PROGRESS``: a new game, or resuming another game, while the current one is
   unfinished, without ``?replace=1``; 409 ``GAME_OVER`` / ``CANNOT_RESUME``: resuming a finished
   game, or one whose first row the rules refuse;
-- 503 ``TOO_MANY_STREAMS`` (with ``Retry-After``): every stream slot is taken (``GET /api/stream``).
+- 503 ``TOO_MANY_STREAMS`` (with ``Retry-After``): every stream slot is taken (``GET /api/stream``);
+- 503 ``NOT_STORED``: the change could not be written to the log (disk full, read-only): nothing
+  was changed, send it again once there is room; 503 ``LOG_UNREADABLE``: a damaged page of the log
+  (an old game's history): nothing was changed.
 
 Changes made on what a phone saw: the state carries ``rev`` (an opaque string, new after every
 stored event, undo, new game or resume). ``POST /api/events``, ``/api/undo``, ``/api/games`` and
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -59,6 +64,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, session, s
 from werkzeug.exceptions import HTTPException
 
 from companion.games.base import EventError, Game, RuleError, no_json_constant, not_text
+from companion.table.log import NotStored
 from companion.table.table import NO_SUCH_GAME, NO_SUCH_PROPOSAL, replay_rows
 from companion.web.app import Companion
 from companion.web.auth import is_loopback
@@ -101,6 +107,17 @@ def _rule_error(err: RuleError) -> Response:
 @api.errorhandler(EventError)
 def _event_error(err: EventError) -> Response:
     return error(400, "BAD_EVENT", str(err))
+
+
+@api.errorhandler(sqlite3.Error)
+def _log_error(err: sqlite3.Error) -> Response:
+    """The disk, not a bug: a change that could not be written (full, read-only) or a damaged page
+    of an old game. Nothing was changed, and the phone is told so in a sentence."""
+    current_app.logger.error("table log: %s", err)
+    if isinstance(err, NotStored):
+        return error(503, "NOT_STORED", str(err))
+    return error(503, "LOG_UNREADABLE", f"the table log could not be read ({err}): nothing was changed; "
+                                         "the game being played goes on")
 
 
 @api.app_errorhandler(HTTPException)

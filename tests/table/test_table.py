@@ -308,3 +308,27 @@ def test_resume_refuses_an_unknown_game_a_finished_one_and_leaving_an_unfinished
     state = table.resume(2, expect=table.rev)  # the current game: nothing to do, nothing stored
     assert state["game_id"] == 2 and len(table.log.events(2)) == rows[2]
     assert table.resume(1, replace=True)["scores"] == {"A": 5, "B": 0}
+
+
+def test_a_damaged_log_is_never_put_aside_over_one_put_aside_before(tmp_path):
+    """The name put aside has the time to the second. A Pi with no clock battery starts again at
+    the same saved time after a power cut, so the name can repeat: rename() then replaced the
+    earlier file, and every game in it was gone. Now the new one gets a name of its own."""
+    from datetime import datetime, timedelta
+
+    path = tmp_path / "table.sqlite"
+    now = datetime.now()
+    earlier = {}
+    for t in (now, now + timedelta(seconds=1)):  # whichever second the rename falls in
+        name = f"table.sqlite.corrupt-{t.strftime('%Y%m%d-%H%M%S')}"
+        earlier[name] = f"games of the first power cut ({name})\n".encode() * 100
+        (tmp_path / name).write_bytes(earlier[name])
+    path.write_bytes(b"damaged again\n" * 100)
+    table = Table(path)
+    assert table.state()["game"] is None
+    table.close()
+    for name, data in earlier.items():
+        assert (tmp_path / name).read_bytes() == data
+    kept = [p for p in tmp_path.glob("table.sqlite.corrupt-*") if p.name not in earlier]
+    assert len(kept) == 1 and kept[0].read_bytes().startswith(b"damaged again")
+    assert kept[0].name in table.notices[0]

@@ -653,3 +653,132 @@ def test_a_pair_of_surrogates_is_text(client):
 def test_a_game_id_too_large_for_the_log_is_404(client, path):
     ready(client)
     assert_error(client.get(path), 404, "NO_SUCH_GAME")
+
+
+def test_a_rev_header_that_is_not_a_count_of_rows_is_stale_not_a_500(server):
+    """X-Table-Rev comes from a phone: "1-²" (latin-1 superscript two passes str.isdigit()) or a
+    count of 5000 digits (past int()'s limit) were 500 INTERNAL; now they are 409 STALE and the
+    event is not applied."""
+    import http.client
+
+    from tests.loopback import get_json
+
+    def send(path: str, body: dict, rev: bytes) -> tuple[int, dict]:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            conn.putrequest("POST", path)
+            data = json.dumps(body).encode()
+            for name, value in (("X-Table-Pin", PIN.encode()), ("Content-Type", b"application/json"),
+                                ("Content-Length", str(len(data)).encode()), ("X-Table-Rev", rev)):
+                conn.putheader(name, value)
+            conn.endheaders(data)
+            r = conn.getresponse()
+            return r.status, json.loads(r.read())
+        finally:
+            conn.close()
+
+    assert send("/api/games", NEW_EXACT21, b"")[0] == 201
+    send("/api/events", DICE_A, b"")
+    state = send("/api/events", DICE_B, b"")[1]
+    game = str(state["game_id"]).encode()
+    throw = {"type": "throw", "side": "A", "cup": "yellow"}
+    for rev in (game + b"-\xb2", game + b"-\xb9\xb2", game + b"-" + b"9" * 5000, game + b"-" + b"9" * 30):
+        status, answer = send("/api/events", throw, rev)
+        assert (status, answer["code"]) == (409, "STALE"), (rev[:20], status, answer)
+    now = get_json(server.url + "/api/state")
+    assert now["rev"] == state["rev"] and now["scores"]["A"] == 0
+
+
+def test_a_damaged_page_of_an_old_game_is_a_503_sentence_not_a_500(tmp_path):
+    """A card's bad sector under an old game's rows: the current game plays on, and the history,
+    export and chart of the game that cannot be read say so (503 LOG_UNREADABLE); they were 500
+    "the companion hit a bug". Each copy of the log has a different page overwritten."""
+    import shutil
+    import sqlite3
+    import urllib.error
+    import urllib.request
+
+    from companion.table import Table
+    from companion.web.server import start
+    from tests.web.conftest import make_app
+
+    made = tmp_path / "made"
+    table = Table(made / "table.sqlite")
+    for n in range(30):
+        table.start({**NEW_EXACT21, "note": "x" * 2000 + str(n)})
+        table.apply(DICE_A)
+    table.close()
+    db = sqlite3.connect(str(made / "table.sqlite"))
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    db.close()
+    answered: list[tuple[int, str]] = []
+    for page in range(2, pages - 3, 3):
+        data_dir = tmp_path / f"p{page}"
+        data_dir.mkdir()
+        shutil.copy(made / "table.sqlite", data_dir / "table.sqlite")
+        with open(data_dir / "table.sqlite", "r+b") as f:
+            f.seek(4096 * (page - 1))
+            f.write(b"\xde\xad\xbe\xef" * 1024)
+        app = make_app(data_dir)
+        running = start(app, "127.0.0.1", 0, threads=8)
+        try:
+            for path in ["/api/games", "/api/state"] + [f"/api/games/{g}/{what}" for g in (1, 2, 15)
+                                                        for what in ("log.jsonl", "scores")]:
+                try:
+                    with urllib.request.urlopen(running.url + path, timeout=10) as r:
+                        answered.append((r.status, ""))
+                except urllib.error.HTTPError as err:
+                    answer = json.load(err)
+                    answered.append((err.code, answer["code"]))
+                    assert err.code < 500 or answer["code"] == "LOG_UNREADABLE", (page, path, answer)
+        finally:
+            running.stop()
+            app.extensions["companion"].table.close()
+    assert (503, "LOG_UNREADABLE") in answered  # some page held an old game's rows
+
+
+def test_a_phone_confirming_a_proposal_from_before_a_restart_confirms_nothing(tmp_path):
+    """The camera proposed A's throw into yellow; the service was killed before anyone confirmed
+    it, and after the restart the camera proposed something else. Proposal ids started at 1 in
+    every run, so the phone still showing "confirm 1" confirmed the new proposal 1, an event it
+    never saw. Now that tap is 404 NO_SUCH_PROPOSAL and the new proposal still waits."""
+    import urllib.error
+    import urllib.request
+
+    from companion.web.server import start
+    from tests.loopback import get_json
+    from tests.web.conftest import make_app
+
+    def confirm(url: str, proposal: int) -> tuple[int, dict]:
+        req = urllib.request.Request(f"{url}/api/pending/{proposal}/confirm", data=b"", method="POST",
+                                     headers={"X-Table-Pin": PIN})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.load(r)
+        except urllib.error.HTTPError as err:
+            return err.code, json.load(err)
+
+    app = make_app(tmp_path)
+    table = app.extensions["companion"].table
+    table.start(NEW_EXACT21)
+    table.apply(DICE_A)
+    table.apply(DICE_B)
+    running = start(app, "127.0.0.1", 0, threads=8)
+    seen = table.propose({"type": "throw", "side": "A", "cup": "yellow"}, evidence={"frame": 1}).id
+    assert [p["id"] for p in get_json(running.url + "/api/pending")["pending"]] == [seen]
+    running.stop()
+    table.close()  # the service is gone; the proposal lived in memory only
+
+    app = make_app(tmp_path)
+    table = app.extensions["companion"].table
+    running = start(app, "127.0.0.1", 0, threads=8)
+    try:
+        new = table.propose({"type": "throw", "side": "A", "cup": "miss"}, evidence={"frame": 2}).id
+        status, answer = confirm(running.url, seen)
+        assert (status, answer.get("code")) == (404, "NO_SUCH_PROPOSAL"), (seen, new, answer.get("scores"))
+        state = get_json(running.url + "/api/state")
+        assert state["seq"] == 3 and [p["id"] for p in state["pending"]] == [new]
+    finally:
+        running.stop()
+        table.close()

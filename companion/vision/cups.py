@@ -13,15 +13,16 @@ few thousand pixels a frame.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
-from companion.vision.calibrate import Calibration
+from companion.vision.calibrate import MARKER_MM, Calibration
 from companion.vision.layout import CUPS, Slot
 
 MM_PER_PX = 2.0
@@ -61,10 +62,11 @@ def _class_lut() -> np.ndarray:
 
 
 def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance from point p to each segment a[i]–b[i]."""
-    ab = b - a
-    t = np.clip(((p - a) * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-9), 0, 1)
-    return np.hypot(*(a + ab * t[:, None] - p).T)
+    """Distance from each point p[n] (N, 2) to each segment a[m]–b[m]: (N, M)."""
+    ab = (b - a)[None]
+    ap = p[:, None, :] - a[None]
+    t = np.clip((ap * ab).sum(axis=-1) / np.maximum((ab * ab).sum(axis=-1), 1e-9), 0, 1)
+    return np.hypot(*np.moveaxis(ap - ab * t[..., None], -1, 0))
 
 
 _CLASS_LUT = _class_lut()
@@ -157,33 +159,29 @@ class Reading:
 class CupReader:
     """Reads frames of one calibrated camera."""
 
-    def __init__(self, cal: Calibration) -> None:
+    def __init__(self, cal: Calibration, area: tuple[float, float, float, float] | None = None,
+                 plane: float | None = None) -> None:
+        """``area`` (x0, y0, x1, y1 table mm) is what the view spans; by default the slots, the
+        tally spots and a margin. ``plane`` is the height of the plane the view shows, by default
+        the rims' (``cup_h``); the slots and the layout's rim size are on that plane."""
         self.cal = cal
         L = cal.layout
         self.layout = L
-        xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
-        ys = [s.y for s in cal.slots] + [L.tally_spot("A")[1]]
-        pad = L.rim_d + 50
-        self.x0, self.y0 = min(xs) - pad, min(ys) - pad
-        x1, y1 = max(xs) + pad, max(ys) + pad
+        self.plane = L.cup_h if plane is None else plane
+        if area is None:
+            xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
+            ys = [s.y for s in cal.slots] + [L.tally_spot("A")[1]]
+            pad = L.rim_d + 50
+            area = (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
+        self.x0, self.y0, x1, y1 = area
         self.vw, self.vh = int((x1 - self.x0) / MM_PER_PX), int((y1 - self.y0) / MM_PER_PX)
         jj, ii = np.meshgrid(np.arange(self.vw, dtype=np.float64), np.arange(self.vh, dtype=np.float64))
         tab = np.column_stack([(self.x0 + jj * MM_PER_PX).ravel(), (self.y0 + ii * MM_PER_PX).ravel(),
-                               np.full(jj.size, L.cup_h)])
+                               np.full(jj.size, self.plane)])
         px = cal.project(tab).astype(np.float32)
         self.map1, self.map2 = cv2.convertMaps(px[:, 0].reshape(self.vh, self.vw),
                                                px[:, 1].reshape(self.vh, self.vw), cv2.CV_16SC2)
-        rr = L.rim_d / 2
-        self.ring = _ring((rr - 3.5, rr - 2.0, rr - 0.5), 24)   # 3 radii × 24 angles
-        self.centre = _ring((0.0, 8.0, L.base_d / 2 - 6.0), 8)   # a turned cup's top (dice are smaller)
-        self.inside = _ring((0.0, 8.0, 15.0, rr - 9.0), 14)
-        self.near = _ring((rr + 12.0,), 24)
-        self.outer = _ring((rr + 1.0,), 24)    # just past a lip; well past a turned cup's top
-        self.inner = _ring((rr - 8.0,), 24)    # just inside a lip: an upright cup's pale inside
-        self.pad = int(np.ceil((rr + 16.0) / MM_PER_PX)) + 2
-        self.stride = self.vw + 2 * self.pad
-        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off = (
-            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner))
+        self._samples()
         self._table_points()
         self._table_prior: tuple[float, float] | None = None
         self.gains: np.ndarray | None = None   # the light's colour undone (see balance())
@@ -194,6 +192,33 @@ class CupReader:
         self._mid_grid = _grid(6.0, 3.0)
         self._silver_grid = _grid(36.0, 4.0)
         self._fine_grid = _grid(2.0, 1.0)
+
+    def _samples(self) -> None:
+        """Where a cup of the layout's size is looked at, around a rim's centre (mm, and offsets
+        in the flattened, padded view)."""
+        L = self.layout
+        rr = L.rim_d / 2
+        self.ring = _ring((rr - 3.5, rr - 2.0, rr - 0.5), 24)   # 3 radii × 24 angles
+        # a turned cup's top; dice are smaller (22 mm: a die turned 45° reaches 16 mm out)
+        self.centre = _ring((0.0, 8.0, max(L.base_d / 2 - 6.0, 17.0)), 8)
+        k = L.rim_d / 66.0   # the inside's samples in proportion to the rim (66 mm: the default cup)
+        self.inside = _ring((0.0, 8.0 * k, 15.0 * k, rr - 9.0 * k), 14)
+        self.near = _ring((rr + 12.0,), 24)
+        self.outer = _ring((rr + 1.0,), 24)    # just past a lip; well past a turned cup's top
+        self.inner = _ring((rr - 8.0,), 24)    # just inside a lip: an upright cup's pale inside
+        self.pad = int(np.ceil((rr + 16.0) / MM_PER_PX)) + 2
+        self.stride = self.vw + 2 * self.pad
+        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off = (
+            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner))
+
+    def resized(self, rim_d: float, base_d: float) -> CupReader:
+        """This reader (its view, table and light) looking for cups of another size: one photo is
+        read for several sizes without building the view again (:mod:`companion.vision.discover`)."""
+        other = copy.copy(self)
+        other.layout = replace(self.layout, rim_d=rim_d, base_d=base_d)
+        other.cal = replace(self.cal, layout=other.layout)
+        other._samples()
+        return other
 
     def _offsets(self, pts_mm: np.ndarray) -> np.ndarray:
         """Sample offsets (mm) → offsets in the flattened, padded view."""
@@ -218,25 +243,17 @@ class CupReader:
         cand = np.array([[x, y] for x in np.arange(70, L.table_w - 69, 20.0)
                          for y in np.arange(-20, L.table_h + 21, 20.0)])
         eye = -cal.R.T @ cal.tvec.ravel()   # camera centre in table mm
-        keep = []
         rim = L.rim_d / 2
         spots = [(s.x, s.y, rim + 20) for s in cal.slots]
         spots += [(*p, 30.0) for side in L.dice_spots().values() for p in side.values()]
         spots += [(*L.tally_spot(side), rim + 35) for side in ("A", "B")]
         sp = np.array(spots)
-        for x, y in cand:
-            # the segment from this table point towards the camera, up to cup height, misses every cup
-            t = L.cup_h / eye[2]
-            hx, hy = x + (eye[0] - x) * t, y + (eye[1] - y) * t
-            clear = True
-            for k in (0.0, 0.25, 0.5, 0.75, 1.0):
-                px_, py_ = x + (hx - x) * k, y + (hy - y) * k
-                if (np.hypot(sp[:, 0] - px_, sp[:, 1] - py_) < sp[:, 2]).any():
-                    clear = False
-                    break
-            if clear:
-                keep.append((x, y))
-        pts = np.array(keep) if keep else cand[:1]
+        # the segment from a table point towards the camera, up to cup height, misses every cup
+        along = np.array([0.0, 0.25, 0.5, 0.75, 1.0])[None, :, None] * (L.cup_h / eye[2])
+        on = cand[:, None, :] + (eye[None, None, :2] - cand[:, None, :]) * along     # (N, 5, 2)
+        hit = np.hypot(on[..., None, 0] - sp[:, 0], on[..., None, 1] - sp[:, 1]) < sp[:, 2]  # (N, 5, spots)
+        keep = cand[~hit.any(axis=(1, 2))]
+        pts = keep if len(keep) else cand[:1]
         px = cal.project(np.column_stack([pts, np.zeros(len(pts))]))
         inside = (px[:, 0] >= 1) & (px[:, 0] < w - 1) & (px[:, 1] >= 1) & (px[:, 1] < h - 1)
         self.table_mm = pts[inside]
@@ -515,17 +532,34 @@ class CupReader:
             ys = np.arange(-window[2], window[2] + 0.1, 8.0) + window[1]
         gx, gy = np.meshgrid(xs, ys)
         cand = np.column_stack([gx.ravel(), gy.ravel()])
+        # nothing stands on a marker, whose white margin is a grey disc to this search: where each
+        # one shows in the view (on the rims' plane, shifted towards the camera's foot)
+        eye = -self.cal.R.T @ self.cal.tvec.ravel()
+        clear = MARKER_MM / 2 + L.rim_d / 2
+        for mx, my in ((0.0, 0.0), (L.table_w, 0.0), (L.table_w, L.table_h), (0.0, L.table_h)):
+            mx, my = mx + (eye[0] - mx) * self.plane / eye[2], my + (eye[1] - my) * self.plane / eye[2]
+            cand = cand[(np.abs(cand[:, 0] - mx) > clear) | (np.abs(cand[:, 1] - my) > clear)]
         cen_lab = self._gather(labels, cand, self.centre_off)
         out: list[CupSeen] = []
         for cup in cups:
             label = LABEL[cup]
-            cs = (cen_lab == label).mean(axis=1)
-            idx = np.nonzero(cs >= TURNED_CENTRE)[0]
+            hit = cen_lab == label
+            cs = hit.mean(axis=1)
+            # a turned cup's top is a disc: its outer samples all round (a die, seen with its
+            # sides, is a patch longer one way than the other, and shorter than the disc)
+            idx = np.nonzero((cs >= TURNED_CENTRE) & (hit[:, -8:].sum(axis=1) >= 7))[0]
             if not len(idx):
                 continue
+            same = [o for o in upright if o.cup in ("", cup)]
+            rims = np.array([[o.x, o.y] for o in same]).reshape(-1, 2)
+            bases = self.base_seen(rims) if len(rims) else rims
             # a turned cup has no lip: the half of the ring away from the camera (which its own
-            # wall cannot cover) is not its colour
+            # wall cannot cover) is not its colour, where no upright cup of it stands beside
             far = self._far_half(cand[idx])
+            if len(rims):
+                spots = (cand[idx][:, None, :] + self.outer[None]).reshape(-1, 2)
+                beside = (_segment_distance(spots, rims, bases) < L.rim_d / 2 + 4).any(axis=1)
+                far &= ~beside.reshape(len(idx), -1)
             ring_hit = self._gather(labels, cand[idx], self.outer_off) == label
             rs = (ring_hit & far).sum(axis=1) / np.maximum(far.sum(axis=1), 1)
             if label == GREY:   # a pale inside is grey too: a turned silver cup has no lip around it
@@ -545,15 +579,12 @@ class CupReader:
             order = ok[np.argsort(-cs[ok], kind="stable")]
             # not the wall of an upright cup of that colour: seen on the rims' plane, it runs
             # from the rim towards where the cup's base appears
-            same = [o for o in upright if o.cup in ("", cup)]
-            rims = np.array([[o.x, o.y] for o in same]).reshape(-1, 2)
-            bases = self.base_seen(rims) if len(rims) else rims
+            if len(rims):   # (before taking the surest: a view of the whole table has many walls)
+                order = order[(_segment_distance(cand[order], rims, bases) >= 0.35 * L.rim_d).all(axis=1)]
             taken = np.array([[o.x, o.y] for o in upright + out]).reshape(-1, 2)
             for k in order[:400]:
                 x, y = cand[k]
                 if len(taken) and (np.hypot(taken[:, 0] - x, taken[:, 1] - y) < 0.9 * L.rim_d).any():
-                    continue
-                if len(rims) and (_segment_distance(np.array([x, y]), rims, bases) < 0.35 * L.rim_d).any():
                     continue
                 out.append(CupSeen(L.side_of(x), cup, float(x), float(y), [], float(cs[k])))
                 taken = np.vstack([taken, [[x, y]]])
@@ -568,7 +599,8 @@ class CupReader:
         return (d[:, :1] * np.cos(a)[None] + d[:, 1:] * np.sin(a)[None]) > 0.25
 
     def base_seen(self, rims: np.ndarray) -> np.ndarray:
-        """Where the bases of cups with rims at ``rims`` (N, 2) appear on the rims' plane."""
+        """Where the bases of cups with rims at ``rims`` (N, 2) appear in the view (on the rims'
+        plane, or on the table's for a view of it: the same shift towards the camera's foot)."""
         eye = -self.cal.R.T @ self.cal.tvec.ravel()
         k = self.layout.cup_h / eye[2]
         return rims + (eye[:2] - rims) * k
@@ -576,6 +608,6 @@ class CupReader:
     def _centres(self, cups: list[CupSeen]) -> None:
         if not cups:
             return
-        px = np.round(self.cal.project(np.array([[c.x, c.y, self.layout.cup_h] for c in cups])), 1)
+        px = np.round(self.cal.project(np.array([[c.x, c.y, self.plane] for c in cups])), 1)
         for c, p in zip(cups, px.tolist(), strict=True):
             c.center = p

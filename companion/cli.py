@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str] | dict[str, tuple[str, str]]] = {
         "engines": ("companion.bench.engines", "seeded random play of every engine"),
         "dice": ("companion.bench.dice", "dice reader accuracy and speed on labelled photos"),
         "cups": ("companion.bench.cups", "cup tracker on rendered game sequences"),
+        "tables": ("companion.bench.tables", "companion cups on still photos of tables of any size and layout"),
         "web": ("companion.bench.web", "streaming latency with many phones on loopback"),
         "live": ("companion.bench.live", "end-to-end delay, camera frame to scoreboard"),
     },

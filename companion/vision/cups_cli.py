@@ -1,6 +1,7 @@
 """``companion cups IMAGE... --json [--calibration FILE]``: read a 21 Exact table's cups from
 photos, one JSON line per image (EVENTS.md, "Reading cups from an image"). Without
-``--calibration`` each image calibrates itself from its four table markers and the default layout.
+``--calibration`` each image calibrates itself: the table's size from its four markers and the
+cups wherever they stand (:mod:`companion.vision.discover`).
 An image that cannot be read gives an ``error`` object and the command goes on; exit status 1 if
 any image failed, else 0; 2 (and no image read) for a ``--calibration`` file it cannot use
 (``BAD_FILE``). Codes beyond :mod:`companion.vision.images`' and the calibration's
@@ -17,8 +18,9 @@ from typing import Any
 
 import cv2
 
-from companion.vision.calibrate import Calibration, CalibrationError, calibrate
+from companion.vision.calibrate import Calibration, CalibrationError
 from companion.vision.cups import CupReader
+from companion.vision.discover import discover
 from companion.vision.images import ImageError, error_line, has_colour, load_image, printable, run_error
 from companion.vision.layout import CUPS
 
@@ -33,7 +35,7 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
         return error_line(path, err.code, err.message)
     try:
         if cal is None:
-            cal = calibrate(frame)
+            reader = discover(frame)   # its own table: size from the markers, cups where they stand
             markers = 4
         else:
             try:
@@ -52,10 +54,10 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
                     blank = " (the image is blank)" if int(frame.max()) - int(frame.min()) < 16 else ""
                     message = f"no table marker seen where the calibration expects them{blank}: {message}"
                 return error_line(path, code, message)
+            reader = CupReader(cal)
         if not has_colour(frame):
             return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "
                                                   "the cups are told apart by their colour")
-        reader = CupReader(cal)
         reader.balance(frame)   # the light's colour, from the markers' white
         reading = reader.read(frame)
     except CalibrationError as err:

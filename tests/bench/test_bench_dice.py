@@ -139,3 +139,35 @@ def test_a_bad_option_is_an_error_not_a_traceback(folder: Path, tmp_path: Path, 
     except SystemExit as leave:  # argparse
         status, out, err = leave.code, *capsys.readouterr()
     assert status == 2 and out == "" and words in err and "Traceback" not in err
+
+
+def test_label_fixes_correct_a_value_and_add_a_die_and_a_fix_that_misses_is_an_error(folder: Path, capsys,
+                                                                                     tmp_path: Path) -> None:
+    """--label-fixes scores against labels corrected where the die shows another value, or where no
+    label covers a die: one label is made wrong and another removed, and the fixes give back the
+    figures of the true labels."""
+    keys = ("dice", "found_right_pct", "wrong_value", "missed", "extra", "images_right_pct")
+    status, out, _ = bench(capsys, str(folder), "--json")
+    truth = json.loads(out)
+    lab = folder / "labels" / f"{PHOTOS[0]}.txt"
+    lines = lab.read_text().splitlines()
+    c, cx, cy, _, _ = lines[0].split()
+    c2, cx2, cy2, w2, h2 = lines[1].split()
+    lab.write_text("\n".join([f"{(int(c) + 1) % 6} {cx} {cy} {lines[0].split()[3]} {lines[0].split()[4]}",
+                              *lines[2:]]) + "\n")
+    status, out, _ = bench(capsys, str(folder), "--json")
+    broken = json.loads(out)
+    assert broken["dice"] == truth["dice"] - 1 and broken["found_right_pct"] < truth["found_right_pct"]
+    px = [float(v) * 640 for v in (cx, cy, cx2, cy2, w2, h2)]
+    fixes = tmp_path / "fixes.json"
+    fixes.write_text(json.dumps({"fixes": [
+        {"image": f"{PHOTOS[0]}.jpg", "center": [px[0], px[1]], "value": int(c) + 1},
+        {"image": f"{PHOTOS[0]}.jpg", "add": [px[2] - px[4] / 2, px[3] - px[5] / 2, px[2] + px[4] / 2,
+                                              px[3] + px[5] / 2], "value": int(c2) + 1}]}))
+    status, out, _ = bench(capsys, str(folder), "--json", "--label-fixes", str(fixes))
+    fixed = json.loads(out)
+    assert status == 0 and fixed["label_fixes"] == 2 and truth["label_fixes"] == 0
+    assert {k: fixed[k] for k in keys} == {k: truth[k] for k in keys}
+    fixes.write_text(json.dumps({"fixes": [{"image": f"{PHOTOS[0]}.jpg", "center": [1, 1], "value": 3}]}))
+    status, _, err = bench(capsys, str(folder), "--json", "--label-fixes", str(fixes))
+    assert status == 2 and "0 labelled dice there" in err

@@ -84,10 +84,11 @@ def _whole_table(layout: Layout) -> tuple[float, float, float, float]:
 
 def find_cups(reader: CupReader, labels: np.ndarray, cups: tuple[str, ...] = CUPS,
               taken: list[tuple[str, float, float]] | None = None,
-              window: tuple[float, float, float] | None = None) -> tuple[list[tuple[str, float, float]], float]:
+              window: tuple[float, float, float, float] | None = None
+              ) -> tuple[list[tuple[str, float, float]], float]:
     """Every upright cup of these colours that ``reader``'s rims fit, on the label image
     ``labels`` (unpadded, of the whole table), where none of the cups ``taken`` stands, only
-    within ``window`` (x, y, radius) if given: ([(cup, x, y)] surest first, the coloured cups'
+    within ``window`` (x0, y0, x1, y1) if given: ([(cup, x, y)] surest first, the coloured cups'
     ring scores)."""
     L = reader.layout
     padded = reader.padded(labels)
@@ -95,9 +96,8 @@ def find_cups(reader: CupReader, labels: np.ndarray, cups: tuple[str, ...] = CUP
     if window is None:
         gx, gy = np.meshgrid(np.arange(0.0, L.table_w + 0.1, STEP), np.arange(0.0, L.table_h + 0.1, STEP))
     else:
-        x, y, radius = window
-        gx, gy = np.meshgrid(np.arange(x - radius, x + radius + 0.1, STEP / 2),
-                             np.arange(y - radius, y + radius + 0.1, STEP / 2))
+        x0, y0, x1, y1 = window
+        gx, gy = np.meshgrid(np.arange(x0, x1 + 0.1, STEP / 2), np.arange(y0, y1 + 0.1, STEP / 2))
     grid = np.column_stack([gx.ravel(), gy.ravel()])
     # no cup stands on a marker (it would hide it), whose printed cells make rings of any colour
     clear = MARKER_MM / 2 + 0.5 * r
@@ -187,15 +187,21 @@ def discover(frame: np.ndarray) -> CupReader:
 
     placed = [(side_of(x), cup, x, y) for cup, x, y in cups]
     # One silver cup a side (RULES.md E), grey as a pale table can be: the seed's sheet stands it
-    # midway between the side's red and yellow cups, so it is looked for there, and anywhere on
-    # the side's half only when it has no red or no yellow cup left (surest first).
+    # midway between the side's red and yellow cups, so it is looked for between them (across,
+    # halfway; along the rows, as far as the side's cups reach: made cups leave no trace of
+    # where a row ran), and anywhere on the side's half only when it has no red or no yellow cup
+    # left (surest first).
     for side in ("A", "B"):
+        mine = np.array([(x, y) for s, c, x, y in placed if s == side]).reshape(-1, 2)
         rows = [np.mean([(x, y) for s, c, x, y in placed if s == side and c == colour], axis=0)
                 for colour in ("red", "yellow") if any(s == side and c == colour for s, c, _, _ in placed)]
         if len(rows) == 2:
-            mid = (rows[0] + rows[1]) / 2
-            reach = max(layout.rim_d, float(np.hypot(*(rows[0] - rows[1]))) / 2)
-            there = find_cups(reader, labels, ("silver",), cups, (float(mid[0]), float(mid[1]), reach))[0]
+            across = int(abs(rows[0][1] - rows[1][1]) > abs(rows[0][0] - rows[1][0]))  # rows apart in y
+            mid = (rows[0][across] + rows[1][across]) / 2
+            half = max(layout.rim_d, abs(rows[0][across] - rows[1][across])) / 2
+            lo, hi = mine[:, 1 - across].min() - layout.rim_d, mine[:, 1 - across].max() + layout.rim_d
+            window = (mid - half, lo, mid + half, hi) if across == 0 else (lo, mid - half, hi, mid + half)
+            there = find_cups(reader, labels, ("silver",), cups, window)[0]
         else:
             there = [c for c in find_cups(reader, labels, ("silver",), cups)[0] if side_of(c[1]) == side]
         placed += [(side, "silver", x, y) for _, x, y in there[:1]]

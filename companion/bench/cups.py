@@ -7,7 +7,6 @@ milliseconds per 1280×720 frame on one core, with the machine. ``--light-colour
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from dataclasses import replace
@@ -16,7 +15,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.bench import machine
+from companion.bench import at_least_one, bounded, machine, report
 from companion.vision.calibrate import calibrate
 from companion.vision.render import Renderer, game_sequence
 from companion.vision.watch_cups import CupWatch
@@ -95,49 +94,20 @@ def summarise(games: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+_gain = bounded(float, 0.1, 3.0, "a factor on the light lies from 0.1 to 3")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--games", type=_games, default=20, help="how many rendered games (default 20)")
+    parser.add_argument("--games", type=at_least_one("game"), default=20, help="how many rendered games (default 20)")
     parser.add_argument("--seed", type=int, default=1, help="first game's seed; game i uses seed + i")
-    parser.add_argument("--fps", type=_fps, default=15.0, help="camera frames per second of the rendered games "
+    parser.add_argument("--fps", type=bounded(float, 1.0, 120.0, "a camera's frames per second lie from 1 to 120"),
+                        default=15.0, help="camera frames per second of the rendered games "
                         "(1 to 120, default 15)")
     parser.add_argument("--light-colour", type=_colour, default=(1.0, 1.0, 1.0), metavar="B,G,R",
                         help="the light's colour as blue, green, red gains (a warm lamp: 0.70,0.92,1.12; "
                              "a cool window: 1.15,1.0,0.85); default white")
     parser.add_argument("--dim", type=_gain, default=1.0, metavar="F", help="the light's level times F (default 1)")
     parser.add_argument("--json", action="store_true", help="one JSON object with the same figures")
-
-
-def _games(text: str) -> int:
-    """--games: 1 or more (0 or -1 ended in a StatisticsError traceback after no game)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: at least one game")
-    return value
-
-
-def _fps(text: str) -> float:
-    """--fps: 1 to 120 (0 was a ZeroDivisionError, nan a ValueError, deep in the renderer)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 1.0 <= value <= 120.0:   # also refuses nan
-        raise argparse.ArgumentTypeError(f"{text}: a camera's frames per second lie from 1 to 120")
-    return value
-
-
-def _gain(text: str) -> float:
-    """A factor on the light, 0.1 to 3."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.1 <= value <= 3.0:   # also refuses nan
-        raise argparse.ArgumentTypeError(f"{text}: a factor on the light lies from 0.1 to 3")
-    return value
 
 
 def _colour(text: str) -> tuple[float, float, float]:
@@ -160,12 +130,5 @@ def run(args: argparse.Namespace) -> int:
                   flush=True)
     summary = summarise(games)
     summary["light"] = {"colour_bgr": list(args.light_colour), "dim": args.dim}
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        for key, value in summary.items():
-            if key != "failures":
-                print(f"{key}: {value}")
-        for f in summary["failures"]:
-            print(f"failure: {json.dumps(f)}")
+    report(summary, args.json)
     return 0 if summary["false_events"] == 0 and summary["missed_events"] == 0 else 1

@@ -13,7 +13,6 @@ milliseconds per photo, with the machine."""
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import time
@@ -22,7 +21,7 @@ from typing import Any
 
 import cv2
 
-from companion.bench import machine
+from companion.bench import at_least_one, machine, report
 from companion.vision.discover import discover
 from companion.vision.layout import COLOURS, Layout
 from companion.vision.render import Ball, Cup, Renderer, Scene, full_table, random_look
@@ -108,21 +107,12 @@ def bench(tables: int, seed: int) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tables", type=int, default=40, help="how many rendered tables (default 40)")
+    parser.add_argument("--tables", type=at_least_one("table"), default=40, help="how many rendered tables (default 40)")
     parser.add_argument("--seed", type=int, default=5000, help="first table's seed; table i uses seed + i")
     parser.add_argument("--json", action="store_true", help="one JSON object with the same figures")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.tables < 1:
-        raise SystemExit("--tables: at least one table")
     r = bench(args.tables, args.seed)
-    if args.json:
-        print(json.dumps(r))
-    else:
-        for key, value in r.items():
-            if key != "failures":
-                print(f"{key}: {value}")
-        for f in r["failures"]:
-            print(f"failure: {json.dumps(f)}")
+    report(r, args.json)
     return 0 if r["tables_right"] == r["tables"] else 1

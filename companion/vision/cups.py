@@ -168,6 +168,7 @@ class CupReader:
         L = cal.layout
         self.layout = L
         self.plane = L.cup_h if plane is None else plane
+        self.turned_cups: tuple[str, ...] = CUPS   # the cups that may be found upside down
         if area is None:
             xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
             ys = [s.y for s in cal.slots] + [L.tally_spot("A")[1]]
@@ -513,7 +514,7 @@ class CupReader:
         reading = Reading(kept)
         self._value = value
         if turned:
-            reading.upside_down = self.find_turned(labels, kept)
+            reading.upside_down = self.find_turned(labels, kept, self.turned_cups)
         self._centres(reading.cups + reading.upside_down)
         reading.ms = (time.perf_counter() - t0) * 1000
         self.last_view, self.last_labels, self.last_values = view, labels, value

@@ -38,12 +38,13 @@ from companion.vision.calibrate import (
     marker_centre,
     table_markers,
 )
-from companion.vision.cups import GREY, LABEL, MM_PER_PX, RING_SCORE, SILVER_RING, CupReader
+from companion.vision.cups import GREY, LABEL, MM_PER_PX, RING_SCORE, SILVER_RING, UNKNOWN, CupReader
 from companion.vision.layout import CUPS, Layout, Slot
 
 # Rim diameters (mm) as they appear on the table's plane: the default cup (66 mm, 90 high) seen
 # from 0.8 m looks 74 mm across there, a 95 mm party cup 12 cm high seen from 1 m, 108.
 APPARENT_RIMS = (60.0, 67.0, 74.0, 82.0, 90.0, 99.0, 108.0)
+FINER = (-4.5, -3.0, -1.5, 1.5, 3.0, 4.5)   # then these round the best of them
 STEP = 8.0   # mm between the first candidates (the search refines every fair one)
 DEFAULT = Layout()
 HEIGHT_PER_RIM = DEFAULT.cup_h / DEFAULT.rim_d   # cups of another size: the default's proportions
@@ -120,10 +121,10 @@ def find_cups(reader: CupReader, labels: np.ndarray, cups: tuple[str, ...] = CUP
             reader._search(padded, want, best, fair, fine)
         good = fair[best[fair, 2] >= need]
         if label == GREY and len(good):
-            # a silver rim stands out from what is round it, round a pale inside; a pale grey
-            # table in uneven light is grey rings everywhere
+            # a silver rim stands out from what is round it, round a pale or a dark (metal)
+            # inside; a pale grey table in uneven light is grey rings everywhere
             around = reader._gather(padded, best[good, :2], reader.near_off) == GREY
-            inside = reader._gather(padded, best[good, :2], reader.inner_off) == GREY
+            inside = np.isin(reader._gather(padded, best[good, :2], reader.inner_off), (GREY, UNKNOWN))
             good = good[(around.mean(axis=1) <= 0.5) & (inside.mean(axis=1) >= 0.5)]
         found += [(float(best[k, 2]), cup, float(best[k, 0]), float(best[k, 1])) for k in good]
     # strongest first; two rims cannot overlap (one cup is found from many candidates). The
@@ -166,14 +167,20 @@ def discover(frame: np.ndarray) -> CupReader:
         view = cv2.multiply(view, (*first.gains.tolist(), 0.0))
     labels = first.labels(view, first.table_model(frame))[0]
     colours = tuple(c for c in CUPS if c != "silver")
-    best: tuple[float, list[tuple[str, float, float]], CupReader] | None = None
+    tried: dict[float, tuple[float, list[tuple[str, float, float]], CupReader]] = {}
+
+    def attempt(rim: float) -> None:
+        if rim not in tried and rim > 0:
+            reader = first.resized(rim, rim * DEFAULT.base_d / DEFAULT.rim_d)
+            tried[rim] = (*find_cups(reader, labels, colours)[::-1], reader)
+
     for rim in APPARENT_RIMS:
-        reader = first.resized(rim, rim * DEFAULT.base_d / DEFAULT.rim_d)
-        cups, score = find_cups(reader, labels, colours)
-        if best is None or score > best[0]:
-            best = (score, cups, reader)
-    assert best is not None
-    _, cups, reader = best
+        attempt(rim)
+    # then finer round the best: a lip of 2-3 mm is missed by a ring a few millimetres too small
+    coarse = max(tried, key=lambda r: tried[r][0])
+    for step in FINER:
+        attempt(coarse + step)
+    _, cups, reader = tried[max(tried, key=lambda r: (tried[r][0], -abs(r - coarse)))]
     layout = reader.layout
     # A rim on the table's plane lies farther from the camera's foot than the cup stands; the
     # cup's side is where it stands (its height in the default's proportions; the camera's
@@ -213,4 +220,7 @@ def discover(frame: np.ndarray) -> CupReader:
         slots.append(Slot(side, cup, index, x, y))
     final = CupReader(replace(cal, layout=replace(layout, cup_h=height), slots=slots), area, plane=0.0)
     final.gains = reader.gains
+    # the seed's sheet turns over "unused color cups" for the silver tally, never the silver cup:
+    # a grey disc there is a silver cup whose rim was not made out (a dark inside, a pale table)
+    final.turned_cups = colours
     return final

@@ -35,6 +35,7 @@ TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
 CAST = 0.04            # a light's colour this far from white (per channel gain) is undone
 PAPER_DIM = 120.0      # the markers' white paper is brought up to at least this grey level
 BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
+SHADED = 0.75          # a cup's inside in its own colour is darker than this share of its lip
 
 
 def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
@@ -169,6 +170,7 @@ class CupReader:
         self.layout = L
         self.plane = L.cup_h if plane is None else plane
         self.turned_cups: tuple[str, ...] = CUPS   # the cups that may be found upside down
+        self.solid_insides = False   # cups may be their colour inside too (see _search)
         if area is None:
             xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
             ys = [s.y for s in cal.slots] + [L.tally_spot("A")[1]]
@@ -393,9 +395,18 @@ class CupReader:
         lip = (lab == colour).reshape(len(flat), 3, -1).any(axis=1)
         # a lip has the pale inside just within it (the wall of a cup seen through a gap has not)
         inside = self._gather(labels, flat, self.inner_off) == colour
+        centre_hit = self._gather(labels, flat, self.centre_off) == colour
+        if self.solid_insides:
+            # a cup of one colour inside and out: its inside, in its own shade, is much darker
+            # than the lit lip round it (a turned cup's top is the brightest of it, its wall
+            # round the top as dark as what lies beyond)
+            lit = np.median(self._gather(self._value, flat, self.ring_off).reshape(len(flat), 3, -1).max(axis=1),
+                            axis=1)[:, None].astype(np.float32)
+            inside &= self._gather(self._value, flat, self.inner_off) >= SHADED * lit
+            centre_hit &= self._gather(self._value, flat, self.centre_off) >= SHADED * lit
         ring = np.where(colour[:, 0] == GREY, lip.mean(axis=1), (lip & ~inside).mean(axis=1))
         # an upright cup shows its pale inside; all one colour is a turned cup, a sleeve, a die
-        centre = (self._gather(labels, flat, self.centre_off) == colour).mean(axis=1)
+        centre = centre_hit.mean(axis=1)
         ring = np.where((centre < 0.7) | (colour[:, 0] == GREY), ring, 0.0).reshape(len(which), len(grid))
         # ties (a silver cup is grey all over: lip, wall and inside) go to the nearest candidate
         k = (ring - 1e-4 * np.hypot(grid[:, 0], grid[:, 1])[None, :]).argmax(axis=1)
@@ -471,6 +482,7 @@ class CupReader:
         table = self.table_model(frame)
         lab_img, val_img = self.labels(view, table)
         labels, value = self.padded(lab_img), self.padded(val_img)
+        self._value = value
         slots = self.cal.slots
         want = self._slot_labels
         start = np.array([(hints or {}).get(s.name, (s.x, s.y)) for s in slots], np.float64)

@@ -83,16 +83,17 @@ def _whole_table(layout: Layout) -> tuple[float, float, float, float]:
     return (-pad, -pad, layout.table_w + pad, layout.table_h + pad)
 
 
-def find_cups(reader: CupReader, labels: np.ndarray, cups: tuple[str, ...] = CUPS,
+def find_cups(reader: CupReader, labels: np.ndarray, value: np.ndarray, cups: tuple[str, ...] = CUPS,
               taken: list[tuple[str, float, float]] | None = None,
               window: tuple[float, float, float, float] | None = None
               ) -> tuple[list[tuple[str, float, float]], float]:
     """Every upright cup of these colours that ``reader``'s rims fit, on the label image
-    ``labels`` (unpadded, of the whole table), where none of the cups ``taken`` stands, only
+    ``labels`` (unpadded, of the whole table, with its HSV ``value``), where none of the cups ``taken`` stands, only
     within ``window`` (x0, y0, x1, y1) if given: ([(cup, x, y)] surest first, the coloured cups'
     ring scores)."""
     L = reader.layout
     padded = reader.padded(labels)
+    reader._value = reader.padded(value)
     r = L.rim_d / 2
     if window is None:
         gx, gy = np.meshgrid(np.arange(0.0, L.table_w + 0.1, STEP), np.arange(0.0, L.table_h + 0.1, STEP))
@@ -161,18 +162,19 @@ def discover(frame: np.ndarray) -> CupReader:
     area = _whole_table(cal.layout)
     # one label image of the whole table serves every rim size: the plane and the area are the same
     first = CupReader(replace(cal, layout=_flat(width, depth, APPARENT_RIMS[0])), area)
+    first.solid_insides = True   # an unknown table's cups may be one colour inside and out
     first.balance(frame)
     view = first.view(frame)
     if first.gains is not None:
         view = cv2.multiply(view, (*first.gains.tolist(), 0.0))
-    labels = first.labels(view, first.table_model(frame))[0]
+    labels, value = first.labels(view, first.table_model(frame))
     colours = tuple(c for c in CUPS if c != "silver")
     tried: dict[float, tuple[float, list[tuple[str, float, float]], CupReader]] = {}
 
     def attempt(rim: float) -> None:
         if rim not in tried and rim > 0:
             reader = first.resized(rim, rim * DEFAULT.base_d / DEFAULT.rim_d)
-            tried[rim] = (*find_cups(reader, labels, colours)[::-1], reader)
+            tried[rim] = (*find_cups(reader, labels, value, colours)[::-1], reader)
 
     for rim in APPARENT_RIMS:
         attempt(rim)
@@ -208,9 +210,9 @@ def discover(frame: np.ndarray) -> CupReader:
             half = max(layout.rim_d, abs(rows[0][across] - rows[1][across])) / 2
             lo, hi = mine[:, 1 - across].min() - layout.rim_d, mine[:, 1 - across].max() + layout.rim_d
             window = (mid - half, lo, mid + half, hi) if across == 0 else (lo, mid - half, hi, mid + half)
-            there = find_cups(reader, labels, ("silver",), cups, window)[0]
+            there = find_cups(reader, labels, value, ("silver",), cups, window)[0]
         else:
-            there = [c for c in find_cups(reader, labels, ("silver",), cups)[0] if side_of(c[1]) == side]
+            there = [c for c in find_cups(reader, labels, value, ("silver",), cups)[0] if side_of(c[1]) == side]
         placed += [(side, "silver", x, y) for _, x, y in there[:1]]
     counts: dict[tuple[str, str], int] = {}
     slots = []
@@ -223,4 +225,5 @@ def discover(frame: np.ndarray) -> CupReader:
     # the seed's sheet turns over "unused color cups" for the silver tally, never the silver cup:
     # a grey disc there is a silver cup whose rim was not made out (a dark inside, a pale table)
     final.turned_cups = colours
+    final.solid_insides = True
     return final

@@ -170,6 +170,7 @@ class CupReader:
         self.layout = L
         self.plane = L.cup_h if plane is None else plane
         self.turned_cups: tuple[str, ...] = CUPS   # the cups that may be found upside down
+        self.white_insides = False   # cups may be white inside (see ball_fractions)
         self.solid_insides = False   # cups may be their colour inside too (see _search)
         if area is None:
             xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
@@ -438,6 +439,11 @@ class CupReader:
         ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
         # white: no tint at all (the inside and its water carry the cup's tint) and brighter
         white = (s < 30) & (v >= 1.3 * ref + 5)
+        if self.white_insides:
+            # a white inside, shaded by its own wall, is lit as brightly as a white ball in it:
+            # only an orange ball can be told there (a silver cup has its own test below)
+            plain = (np.percentile(s, 75, axis=1) < 25) & ~(silver if silver is not None else np.zeros(len(s), bool))
+            white[plain] = False
         if silver is not None and silver.any():
             # a silver cup's inside is as untinted as a white ball, and a shadow across it makes
             # half of it "brighter": a ball is brighter than the silver lip too. Brightness as the

@@ -225,5 +225,5 @@ def discover(frame: np.ndarray) -> CupReader:
     # the seed's sheet turns over "unused color cups" for the silver tally, never the silver cup:
     # a grey disc there is a silver cup whose rim was not made out (a dark inside, a pale table)
     final.turned_cups = colours
-    final.solid_insides = True
+    final.solid_insides = final.white_insides = True
     return final

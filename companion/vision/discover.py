@@ -21,6 +21,12 @@ without a word. Here:
    grey as a pale table can be: it is looked for where the seed's sheet stands it, between the
    side's red and yellow cups.
 
+Cups other than the renderer's (a helper's own renderer, written from the spec alone): a cup
+may be its colour inside too (its inside, in its own shade, is darker than its lit lip: not a
+turned cup), white inside (where a white ball cannot be told from the lit inside: only orange
+balls are reported there), and the silver cup dark (metal) inside; no silver cup is reported
+upside down (the seed turns over "unused color cups" for the tally).
+
 Side A is the half nearer markers 0 and 3 (EVENTS.md).
 """
 

@@ -36,6 +36,7 @@ CAST = 0.04            # a light's colour this far from white (per channel gain)
 PAPER_DIM = 120.0      # the markers' white paper is brought up to at least this grey level
 BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
 SHADED = 0.75          # a cup's inside in its own colour is darker than this share of its lip
+WEAK_LIP, WEAK_LIP_OVER = 40, 25   # a pale lip: this saturation at least, and this much over its inside's
 
 
 def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
@@ -171,6 +172,7 @@ class CupReader:
         self.plane = L.cup_h if plane is None else plane
         self.turned_cups: tuple[str, ...] = CUPS   # the cups that may be found upside down
         self.white_insides = False   # cups may be white inside (see ball_fractions)
+        self.weak_lips = False       # lips may be paler than their cup (see _search)
         self.solid_insides = False   # cups may be their colour inside too (see _search)
         if area is None:
             xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
@@ -361,6 +363,12 @@ class CupReader:
         bits = cv2.bitwise_and(bits, cv2.bitwise_or(is_table, ~TABLE_BIT & 255))
         out = cv2.LUT(bits, _CLASS_LUT)
         self.last_sat = self.padded(sat)
+        if self.weak_lips:   # the cup colours from WEAK_LIP saturation on: lips paler than their cup
+            s_lut[WEAK_LIP:] |= 2 | 4 | 8 | 16
+            weak = cv2.bitwise_and(cv2.LUT(hue, h_lut), cv2.LUT(sat, s_lut))
+            weak = cv2.bitwise_and(weak, cv2.LUT(value, _VALUE_BITS))
+            self.last_lips = cv2.LUT(cv2.bitwise_and(weak, cv2.bitwise_or(is_table, ~TABLE_BIT & 255)), _CLASS_LUT)
+            self.last_sat_img = sat
         return out, value
 
     def padded(self, img: np.ndarray) -> np.ndarray:
@@ -394,6 +402,13 @@ class CupReader:
         lab = self._gather(labels, flat, self.ring_off)
         colour = np.repeat(want[which], len(grid))[:, None]
         lip = (lab == colour).reshape(len(flat), 3, -1).any(axis=1)
+        if self.weak_lips:
+            # a lip paler than its cup (a party cup's rolled rim, mixed with white) still stands
+            # out from the white inside just within it: more saturated by WEAK_LIP_OVER at least
+            pale = (self._gather(self._lips, flat, self.ring_off) == colour).reshape(len(flat), 3, -1)
+            s_lip = self._gather(self.last_sat, flat, self.ring_off).reshape(len(flat), 3, -1).astype(np.int16)
+            s_in = self._gather(self.last_sat, flat, self.inner_off).astype(np.int16)
+            lip |= (pale & (s_lip >= s_in[:, None, :] + WEAK_LIP_OVER)).any(axis=1) & (colour != GREY)
         # a lip has the pale inside just within it (the wall of a cup seen through a gap has not)
         inside = self._gather(labels, flat, self.inner_off) == colour
         centre_hit = self._gather(labels, flat, self.centre_off) == colour
@@ -489,6 +504,8 @@ class CupReader:
         lab_img, val_img = self.labels(view, table)
         labels, value = self.padded(lab_img), self.padded(val_img)
         self._value = value
+        if self.weak_lips:
+            self._lips = self.padded(self.last_lips)
         slots = self.cal.slots
         want = self._slot_labels
         start = np.array([(hints or {}).get(s.name, (s.x, s.y)) for s in slots], np.float64)

@@ -100,6 +100,8 @@ def find_cups(reader: CupReader, labels: np.ndarray, value: np.ndarray, cups: tu
     L = reader.layout
     padded = reader.padded(labels)
     reader._value = reader.padded(value)
+    if reader.weak_lips:
+        reader._lips, reader.last_sat = reader.padded(reader.last_lips), reader.padded(reader.last_sat_img)
     r = L.rim_d / 2
     if window is None:
         gx, gy = np.meshgrid(np.arange(0.0, L.table_w + 0.1, STEP), np.arange(0.0, L.table_h + 0.1, STEP))
@@ -168,7 +170,8 @@ def discover(frame: np.ndarray) -> CupReader:
     area = _whole_table(cal.layout)
     # one label image of the whole table serves every rim size: the plane and the area are the same
     first = CupReader(replace(cal, layout=_flat(width, depth, APPARENT_RIMS[0])), area)
-    first.solid_insides = True   # an unknown table's cups may be one colour inside and out
+    first.solid_insides = True   # an unknown table's cups may be one colour inside and out,
+    first.weak_lips = True       # or have lips paler than their walls
     first.balance(frame)
     view = first.view(frame)
     if first.gains is not None:
@@ -180,6 +183,7 @@ def discover(frame: np.ndarray) -> CupReader:
     def attempt(rim: float) -> None:
         if rim not in tried and rim > 0:
             reader = first.resized(rim, rim * DEFAULT.base_d / DEFAULT.rim_d)
+            reader.weak_lips = False   # the size from full-coloured lips: pale ones fit smaller rims too
             tried[rim] = (*find_cups(reader, labels, value, colours)[::-1], reader)
 
     for rim in APPARENT_RIMS:
@@ -189,6 +193,8 @@ def discover(frame: np.ndarray) -> CupReader:
     for step in FINER:
         attempt(coarse + step)
     _, cups, reader = tried[max(tried, key=lambda r: (tried[r][0], -abs(r - coarse)))]
+    reader.weak_lips = True   # then the cups of that size, pale lips too
+    cups = find_cups(reader, labels, value, colours)[0]
     layout = reader.layout
     # A rim on the table's plane lies farther from the camera's foot than the cup stands; the
     # cup's side is where it stands (its height in the default's proportions; the camera's
@@ -231,5 +237,5 @@ def discover(frame: np.ndarray) -> CupReader:
     # the seed's sheet turns over "unused color cups" for the silver tally, never the silver cup:
     # a grey disc there is a silver cup whose rim was not made out (a dark inside, a pale table)
     final.turned_cups = colours
-    final.solid_insides = final.white_insides = True
+    final.solid_insides = final.white_insides = final.weak_lips = True
     return final

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.games.base import GAME_OVER, EventError, Game, RuleError, is_json_type
-from companion.table.log import EventLog
+from companion.table.log import EventLog, NotStored
 
 Subscriber = Callable[[dict[str, Any]], None]
 
@@ -340,7 +340,7 @@ class Table:
             except RuleError:
                 self._changed()
                 raise
-            except BaseException:  # not stored (a full disk): the rules did not refuse it, it still waits
+            except NotStored:  # a full disk: the rules did not refuse it, it still waits
                 self._pending = dict(sorted({**self._pending, proposal.id: proposal}.items()))
                 raise
 

@@ -547,7 +547,6 @@ class CupReader:
             for c, f in zip(kept, fractions, strict=True):
                 c.ball = float(f)
         reading = Reading(kept)
-        self._value = value
         if turned:
             reading.upside_down = self.find_turned(labels, kept, self.turned_cups)
         self._centres(reading.cups + reading.upside_down)

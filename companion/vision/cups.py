@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from companion.vision.calibrate import MARKER_MM, Calibration
-from companion.vision.layout import CUPS, Slot
+from companion.vision.layout import COLOURS, CUPS, Slot
 
 MM_PER_PX = 2.0
 UNKNOWN, BLUE, RED, GREEN, YELLOW, GREY, TABLE, ORANGE = range(8)
@@ -170,10 +170,11 @@ class CupReader:
         L = cal.layout
         self.layout = L
         self.plane = L.cup_h if plane is None else plane
-        self.turned_cups: tuple[str, ...] = CUPS   # the cups that may be found upside down
-        self.white_insides = False   # cups may be white inside (see ball_fractions)
+        # Cups of any make (a table nobody described, companion.vision.discover): one colour inside
+        # and out (see _search) or white inside (see ball_fractions), and, as the seed turns over
+        # only "unused color cups" for the tally, never a silver cup upside down
+        self.any_make = False
         self.weak_lips = False       # lips may be paler than their cup (see _search)
-        self.solid_insides = False   # cups may be their colour inside too (see _search)
         if area is None:
             xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
             ys = [s.y for s in cal.slots] + [L.tally_spot("A")[1]]
@@ -412,7 +413,7 @@ class CupReader:
         # a lip has the pale inside just within it (the wall of a cup seen through a gap has not)
         inside = self._gather(labels, flat, self.inner_off) == colour
         centre_hit = self._gather(labels, flat, self.centre_off) == colour
-        if self.solid_insides:
+        if self.any_make:
             # a cup of one colour inside and out: its inside, in its own shade, is much darker
             # than the lit lip round it (a turned cup's top is the brightest of it, its wall
             # round the top as dark as what lies beyond)
@@ -454,7 +455,7 @@ class CupReader:
         ref = np.partition(v, v.shape[1] // 4, axis=1)[:, v.shape[1] // 4: v.shape[1] // 4 + 1]
         # white: no tint at all (the inside and its water carry the cup's tint) and brighter
         white = (s < 30) & (v >= 1.3 * ref + 5)
-        if self.white_insides:
+        if self.any_make:
             # a white inside, shaded by its own wall, is lit as brightly as a white ball in it:
             # only an orange ball can be told there (a silver cup has its own test below)
             plain = (np.percentile(s, 75, axis=1) < 25) & ~(silver if silver is not None else np.zeros(len(s), bool))
@@ -548,7 +549,7 @@ class CupReader:
                 c.ball = float(f)
         reading = Reading(kept)
         if turned:
-            reading.upside_down = self.find_turned(labels, kept, self.turned_cups)
+            reading.upside_down = self.find_turned(labels, kept, COLOURS if self.any_make else CUPS)
         self._centres(reading.cups + reading.upside_down)
         reading.ms = (time.perf_counter() - t0) * 1000
         self.last_view, self.last_labels, self.last_values = view, labels, value

@@ -45,7 +45,7 @@ from companion.vision.calibrate import (
     table_markers,
 )
 from companion.vision.cups import GREY, LABEL, MM_PER_PX, RING_SCORE, SILVER_RING, UNKNOWN, CupReader
-from companion.vision.layout import CUPS, Layout, Slot
+from companion.vision.layout import COLOURS, CUPS, Layout, Slot
 
 # Rim diameters (mm) as they appear on the table's plane: the default cup (66 mm, 90 high) seen
 # from 0.8 m looks 74 mm across there, a 95 mm party cup 12 cm high seen from 1 m, 108.
@@ -170,21 +170,20 @@ def discover(frame: np.ndarray) -> CupReader:
     area = _whole_table(cal.layout)
     # one label image of the whole table serves every rim size: the plane and the area are the same
     first = CupReader(replace(cal, layout=_flat(width, depth, APPARENT_RIMS[0])), area)
-    first.solid_insides = True   # an unknown table's cups may be one colour inside and out,
-    first.weak_lips = True       # or have lips paler than their walls
+    first.any_make = True   # an unknown table's cups may be one colour inside and out,
+    first.weak_lips = True  # or have lips paler than their walls
     first.balance(frame)
     view = first.view(frame)
     if first.gains is not None:
         view = cv2.multiply(view, (*first.gains.tolist(), 0.0))
     labels, value = first.labels(view, first.table_model(frame))
-    colours = tuple(c for c in CUPS if c != "silver")
     tried: dict[float, tuple[float, list[tuple[str, float, float]], CupReader]] = {}
 
     def attempt(rim: float) -> None:
         if rim not in tried and rim > 0:
             reader = first.resized(rim, rim * DEFAULT.base_d / DEFAULT.rim_d)
             reader.weak_lips = False   # the size from full-coloured lips: pale ones fit smaller rims too
-            tried[rim] = (*find_cups(reader, labels, value, colours)[::-1], reader)
+            tried[rim] = (*find_cups(reader, labels, value, COLOURS)[::-1], reader)
 
     for rim in APPARENT_RIMS:
         attempt(rim)
@@ -194,7 +193,7 @@ def discover(frame: np.ndarray) -> CupReader:
         attempt(coarse + step)
     _, cups, reader = tried[max(tried, key=lambda r: (tried[r][0], -abs(r - coarse)))]
     reader.weak_lips = True   # then the cups of that size, pale lips too
-    cups = find_cups(reader, labels, value, colours)[0]
+    cups = find_cups(reader, labels, value, COLOURS)[0]
     layout = reader.layout
     # A rim on the table's plane lies farther from the camera's foot than the cup stands; the
     # cup's side is where it stands (its height in the default's proportions; the camera's
@@ -234,8 +233,5 @@ def discover(frame: np.ndarray) -> CupReader:
         slots.append(Slot(side, cup, index, x, y))
     final = CupReader(replace(cal, layout=replace(layout, cup_h=height), slots=slots), area, plane=0.0)
     final.gains = reader.gains
-    # the seed's sheet turns over "unused color cups" for the silver tally, never the silver cup:
-    # a grey disc there is a silver cup whose rim was not made out (a dark inside, a pale table)
-    final.turned_cups = colours
-    final.solid_insides = final.white_insides = final.weak_lips = True
+    final.any_make = final.weak_lips = True
     return final

@@ -5,12 +5,17 @@ A die's colour is the median CIE L*a*b* of the middle of its top face: pips cove
 the face, so the median is the body. A profile is one or more L*a*b* centres with a spread per
 axis; the distance of a die to a profile is the spread-scaled distance to its nearest centre.
 A die is named only when its nearest profile is within ``max_distance`` and clearly nearer than
-the second (``margin``); anything else is ``"unknown"``, never a guess.
+the second (``margin``); anything else is ``"unknown"``, never a guess. A file may also hold
+``others``: the L*a*b* of dice known to be none of the profiles (a maroon die beside the red ones).
+A die nearer to one of those than to the profile it is nearest to, measured with that profile's
+spreads, is ``"unknown"`` too: a dark red-brown die lies within red's spreads, but nearer to the
+maroon dice seen than to red.
 
 File format (``models/dice-colours.json``, ``<data dir>/colours.json``)::
 
     {"format": "companion-dice-colours/1", "max_distance": 2.5, "margin": 1.0,
-     "profiles": {"red": {"lab": [[45.1, 60.2, 40.0]], "spread": [18, 9, 9]}, ...}}
+     "profiles": {"red": {"lab": [[45.1, 60.2, 40.0]], "spread": [18, 9, 9]}, ...},
+     "others": [[25.0, 16.0, 2.0], ...]}                      (optional)
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 
 FORMAT = "companion-dice-colours/1"
 UNKNOWN = "unknown"
+OTHER = "other"  # what a die of none of the profiles' colours is called when profiles are learned
 DEFAULT_FILE = Path(__file__).resolve().parents[2] / "models" / "dice-colours.json"
 # The least spread a learned profile gets (L*, a*, b*): one calibration frame under-estimates how
 # much the light varies across the table.
@@ -50,6 +56,7 @@ class ColourProfiles:
     profiles: dict[str, Profile] = field(default_factory=dict)
     max_distance: float = 3.0
     margin: float = 1.0
+    others: list[tuple[float, float, float]] = field(default_factory=list)  # known to be no profile
 
     # ------------------------------------------------------------ naming
     def classify_lab(self, lab: np.ndarray) -> tuple[str, float]:
@@ -66,6 +73,11 @@ class ColourProfiles:
         d2 = ranked[1][0] if len(ranked) > 1 else math.inf
         if d1 > self.max_distance or d2 - d1 < self.margin:
             return UNKNOWN, d1
+        if self.others:
+            spread = np.asarray(self.profiles[best].spread, np.float64)
+            nearest_other = np.linalg.norm((np.asarray(self.others, np.float64) - lab) / spread, axis=1).min()
+            if nearest_other < d1:
+                return UNKNOWN, d1
         return best, d1
 
     def _table(self) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -86,9 +98,13 @@ class ColourProfiles:
     @classmethod
     def learn(cls, samples: dict[str, list[np.ndarray]], max_distance: float = 2.5,
               margin: float = 1.0) -> ColourProfiles:
-        """One profile per name from the L*a*b* of dice known to have that colour."""
+        """One profile per name from the L*a*b* of dice known to have that colour; dice named
+        ``OTHER`` become ``others``, colours to be told apart from the profiles."""
         profiles = {}
+        others = [tuple(round(float(v), 2) for v in lab) for lab in samples.get(OTHER, [])]
         for name, labs in samples.items():
+            if name == OTHER:
+                continue
             arr = np.asarray(labs, np.float64).reshape(-1, 3)
             if not len(arr):
                 continue
@@ -96,13 +112,16 @@ class ColourProfiles:
             spread = np.maximum(arr.std(axis=0) * 2, MIN_SPREAD) if len(arr) > 1 else np.asarray(MIN_SPREAD)
             profiles[name] = Profile([tuple(round(float(v), 2) for v in centre)],
                                      tuple(round(float(v), 2) for v in spread))
-        return cls(profiles, max_distance, margin)
+        return cls(profiles, max_distance, margin, others)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ files
     def to_json(self) -> dict:
-        return {"format": FORMAT, "max_distance": self.max_distance, "margin": self.margin,
-                "profiles": {n: {"lab": [list(c) for c in p.lab], "spread": list(p.spread)}
-                             for n, p in self.profiles.items()}}
+        doc = {"format": FORMAT, "max_distance": self.max_distance, "margin": self.margin,
+               "profiles": {n: {"lab": [list(c) for c in p.lab], "spread": list(p.spread)}
+                            for n, p in self.profiles.items()}}
+        if self.others:
+            doc["others"] = [list(c) for c in self.others]
+        return doc
 
     def save(self, path: str | Path) -> None:
         from companion.config import write_atomic
@@ -129,7 +148,11 @@ class ColourProfiles:
                 if not labs or any(len(c) != 3 for c in labs) or len(spread) != 3 or min(spread) <= 0:
                     raise ColourFileError(f"{path}: profile {name!r} needs lab centres [L, a, b] and 3 positive spreads")
                 profiles[str(name)] = Profile(labs, spread)  # type: ignore[arg-type]
-            return cls(profiles, float(data.get("max_distance", 3.0)), float(data.get("margin", 1.0)))
+            others = [tuple(float(v) for v in c) for c in data.get("others", [])]
+            if any(len(c) != 3 for c in others):
+                raise ColourFileError(f"{path}: others must be L*a*b* triples [L, a, b]")
+            return cls(profiles, float(data.get("max_distance", 3.0)), float(data.get("margin", 1.0)),
+                       others)  # type: ignore[arg-type]
         except (AttributeError, KeyError, TypeError, ValueError) as err:
             if isinstance(err, ColourFileError):
                 raise

@@ -6,7 +6,10 @@ colours from left to right::
 
     companion calibrate colours --image row.jpg --colours white,black,red,blue,yellow,green
 
-A colour may repeat (``red,red,blue``: more dice of a colour make a better profile). Instead of
+A colour may repeat (``red,red,blue``: more dice of a colour make a better profile). A die named
+``other`` is one of none of the game's colours that is on the table all the same (a maroon die
+beside the red ones): it makes no profile, and a die nearer to it than to a profile is
+``"unknown"`` rather than named. Instead of
 left-to-right order, ``--labels FILE`` takes ``[{"center": [x, y], "color": "red"}, ...]``: each
 label names the die nearest to it. The profiles go to ``--out`` (default: where the service reads
 them, ``calibration.colours`` of ``--config``'s companion.toml, else ``<data dir>/colours.json``,
@@ -24,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.vision.colour import ColourProfiles, face_lab
+from companion.vision.colour import OTHER, UNKNOWN, ColourProfiles, face_lab
 from companion.vision.dice import DiceReader
 from companion.vision.dice_cli import MIN_SIDE
 from companion.vision.images import ImageError, has_colour, load_image
@@ -95,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
             if math.hypot(near.center[0] - x, near.center[1] - y) > near.size:
                 return fail(f"no die near ({x:.0f}, {y:.0f}) for {name}")
             pairs.append((near, name))
+    if any(name == UNKNOWN for _, name in pairs):
+        return fail(f"'{UNKNOWN}' is what the reader says of a die of none of the colours: "
+                    f"name such a die '{OTHER}'; nothing written")
+    if all(name == OTHER for _, name in pairs):
+        return fail(f"every die is named '{OTHER}': name at least one die by its colour; nothing written")
     for die, name in pairs:
         samples.setdefault(name, []).append(face_lab(frame, die.center, die.size))
     profiles = ColourProfiles.learn(samples)
@@ -103,13 +111,14 @@ def run(args: argparse.Namespace) -> int:
         profiles.save(out)
     except OSError as err:
         return fail(cannot_write(out, err))
-    print(f"learned {len(profiles.profiles)} colours from {len(pairs)} dice -> {out}")
+    others = f" and {len(profiles.others)} dice of other colours" if profiles.others else ""
+    print(f"learned {len(profiles.profiles)} colours{others} from {len(pairs)} dice -> {out}")
     for name, p in profiles.profiles.items():
         L, a, b = p.lab[0]
         print(f"  {name:8s} L*a*b* ({L:.0f}, {a:.0f}, {b:.0f})  from {len(samples[name])} dice")
     for die, name in pairs:  # check: does each die come back with its own name?
         got = profiles.classify(frame, die.center, die.size)
-        if got != name:
+        if got != (UNKNOWN if name == OTHER else name):
             print(f"  warning: the {name} die at ({die.center[0]:.0f}, {die.center[1]:.0f}) reads as {got}")
     names = list(profiles.profiles)
     for i, m in enumerate(names):

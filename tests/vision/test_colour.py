@@ -18,6 +18,7 @@ from companion.vision.colour import (
     ColourFileError,
     ColourProfiles,
     default_profiles,
+    face_lab,
     load_profiles,
 )
 from companion.vision.dice import DiceReader
@@ -53,8 +54,34 @@ def test_a_colour_halfway_between_two_profiles_is_unknown() -> None:
     assert profiles.classify_lab((a + b) / 2)[0] == UNKNOWN
 
 
+def row_of_bodies(bodies: list[tuple[int, int, int]]) -> np.ndarray:
+    """Dice of the given body colours (BGR), white pips, in a row on a cloth."""
+    img = np.full((360, 960, 3), (60, 100, 50), np.uint8)
+    for k, body in enumerate(bodies):
+        draw_die(img, (80 + k * 100, 180 + (k % 2) * 40), 36, k % 6 + 1, body, (245, 245, 245), 10 * k)
+    return cv2.GaussianBlur(img, (0, 0), 0.7)
+
+
+RED, DARK_RED, MAROON = (30, 30, 200), (40, 35, 165), (50, 35, 140)
+
+
+def test_a_die_nearer_to_a_known_other_colour_than_to_its_profile_is_unknown() -> None:
+    """A maroon die lies within red's spreads learned from two reds, so it is named red; once
+    a maroon die is known as another colour, it is unknown, and the reds stay red."""
+    frame = row_of_bodies([RED, DARK_RED, MAROON])
+    dice = sorted(DiceReader(ColourProfiles()).read(frame), key=lambda d: d.center[0])
+    red, dark, maroon = (face_lab(frame, d.center, d.size) for d in dice)
+    assert ColourProfiles.learn({"red": [red, dark]}).classify_lab(maroon)[0] == "red"
+    told = ColourProfiles.learn({"red": [red, dark], "other": [maroon]})
+    assert "other" not in told.profiles and told.others
+    assert told.classify_lab(maroon)[0] == UNKNOWN
+    assert told.classify_lab(maroon + np.array([1.0, 1.0, 1.0]))[0] == UNKNOWN  # the same die, lit a bit otherwise
+    assert [told.classify_lab(c)[0] for c in (red, dark)] == ["red", "red"]
+
+
 def test_profiles_survive_a_round_trip_through_their_file(tmp_path: Path) -> None:
-    profiles = ColourProfiles.learn({"red": [lab((40, 40, 200)), lab((50, 45, 190))], "white": [lab((230, 230, 230))]})
+    profiles = ColourProfiles.learn({"red": [lab((40, 40, 200)), lab((50, 45, 190))], "white": [lab((230, 230, 230))],
+                                     "other": [lab((50, 35, 140))]})
     profiles.save(tmp_path / "colours.json")
     again = ColourProfiles.load(tmp_path / "colours.json")
     assert again.to_json() == profiles.to_json()
@@ -66,6 +93,8 @@ def test_profiles_survive_a_round_trip_through_their_file(tmp_path: Path) -> Non
     ('{"format": "other"}', "format"),
     ('{"format": "companion-dice-colours/1", "profiles": {"red": {"lab": [[1, 2]], "spread": [1, 1, 1]}}}', "red"),
     ('{"format": "companion-dice-colours/1", "profiles": 3}', "not a colour profile file"),
+    ('{"format": "companion-dice-colours/1", "profiles": {}, "others": [[1, 2]]}', "triples"),
+    ('{"format": "companion-dice-colours/1", "profiles": {}, "others": 3}', "not a colour profile file"),
 ])
 def test_a_broken_profile_file_gets_a_clear_error(tmp_path: Path, content: str, words: str) -> None:
     (tmp_path / "c.json").write_text(content)
@@ -105,6 +134,32 @@ def test_calibrate_colours_learns_under_the_tables_own_light(tmp_path: Path, cap
     frame = row_of_dice(shuffled, light, tint)
     dice = DiceReader(ColourProfiles.load(out)).read(frame)
     assert [d.color for d in sorted(dice, key=lambda d: d.center[0])] == shuffled
+
+
+def test_calibrate_colours_learns_a_die_of_another_colour_to_tell_apart(tmp_path: Path, capsys) -> None:
+    """Maroon dice share the table with the red ones: named `other` at calibration, a maroon die
+    reads unknown afterwards instead of red, and the red dice still read red."""
+    cv2.imwrite(str(tmp_path / "row.png"), row_of_bodies([RED, DARK_RED, MAROON]))
+    out = tmp_path / "colours.json"
+    status = main(["calibrate", "colours", "--image", str(tmp_path / "row.png"), "--colours", "red,red,other",
+                   "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "learned 1 colours and 1 dice of other colours from 3 dice" in printed and "warning" not in printed
+    throw = row_of_bodies([MAROON, RED, DARK_RED, MAROON])
+    dice = DiceReader(ColourProfiles.load(out)).read(throw)
+    assert [d.color for d in sorted(dice, key=lambda d: d.center[0])] == [UNKNOWN, "red", "red", UNKNOWN]
+
+
+@pytest.mark.parametrize("names, words", [("red,unknown,blue", "name such a die 'other'"),
+                                          ("other,other,other", "name at least one die by its colour")])
+def test_calibrate_colours_refuses_names_that_make_no_profile(tmp_path: Path, capsys, names: str, words: str) -> None:
+    cv2.imwrite(str(tmp_path / "row.png"), row_of_dice(["red", "blue", "green"]))
+    status = main(["calibrate", "colours", "--image", str(tmp_path / "row.png"), "--colours", names,
+                   "--out", str(tmp_path / "c.json")])
+    assert status == 2
+    assert words in capsys.readouterr().out
+    assert not (tmp_path / "c.json").exists()
 
 
 def test_calibrate_colours_refuses_a_frame_that_does_not_match_the_names(tmp_path: Path, capsys) -> None:
@@ -163,4 +218,4 @@ def test_default_profiles_on_hand_labelled_train_photos(shared_dir: Path) -> Non
                 wrong += 1
                 crossed += want != UNKNOWN
     assert crossed == 0
-    assert right >= 60 and wrong <= math.ceil(0.15 * (right + unknown + wrong))
+    assert right >= 80 and wrong <= math.ceil(0.03 * (right + unknown + wrong))

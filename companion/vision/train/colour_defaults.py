@@ -7,7 +7,9 @@ Per colour: two L*a*b* centres — the median of the dice hand-labelled with tha
 standard deviation of the labelled dice, at least (12, 3, 3) — for the neutral bodies (white,
 black) at least (12, 1.6, 1.6): any tint means another colour, and a dark purple or brown die is
 otherwise taken for black. A die is named when within 2.5
-spreads of its colour and clearly nearer to it than to any other (margin 1.0).
+spreads of its colour and clearly nearer to it than to any other (margin 1.0), and not nearer
+to one of the ``others``: every train die hand-labelled "other" (maroon, purple, brown, orange
+and marbled dice), so a dark red-brown die within red's spreads is not named red.
 
     PYTHONPATH=. python -m companion.vision.train.colour_defaults
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.vision.colour import DEFAULT_FILE, ColourProfiles, Profile, face_lab
+from companion.vision.colour import DEFAULT_FILE, OTHER, ColourProfiles, Profile, face_lab
 from companion.vision.draw_dice import BODY_BGR
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -37,7 +39,7 @@ def main() -> None:
     for image, dice in truth.items():
         frame = cv2.imread(str(BYLER / image))
         for d in dice:
-            if d["color"] in BODY_BGR:
+            if d["color"] in BODY_BGR or d["color"] == OTHER:
                 samples.setdefault(d["color"], []).append(face_lab(frame, tuple(d["center"]), d["size"]))
     profiles = {}
     for name, bgr in BODY_BGR.items():
@@ -49,10 +51,25 @@ def main() -> None:
         profiles[name] = Profile([tuple(round(float(v), 1) for v in centre), tuple(round(float(v), 1) for v in painted)],
                                  tuple(round(float(v), 1) for v in spread))  # type: ignore[arg-type]
         print(f"{name}: {len(a)} labelled dice, centre {np.round(centre, 1)}, spread {np.round(spread, 1)}")
-    doc = ColourProfiles(profiles, max_distance=2.5, margin=1.0).to_json()
-    counts = ", ".join(f"{n} {len(samples[n])}" for n in BODY_BGR)
+    named = ColourProfiles(profiles, max_distance=2.5, margin=1.0)
+    # A die of a profile's colour (labelled, or as the renderer paints it) must not end up
+    # nearer to an "other" than to its profile: such an other is a die a person could call
+    # by that colour too (an orange-yellow marbled die beside the yellow ones), and is left out.
+    members = [(n, lab) for n in BODY_BGR for lab in [*samples[n], *profiles[n].lab]]
+    others = []
+    for lab in samples[OTHER]:
+        vetoed = [n for n, m in members if named.classify_lab(m)[0] == n and np.linalg.norm(
+            (np.asarray(m) - lab) / np.asarray(profiles[n].spread)) < profiles[n].distance(np.asarray(m))]
+        if vetoed:
+            print(f"other {np.round(lab, 1)} left out: nearer than their profile to {len(vetoed)} {vetoed[0]} dice")
+        else:
+            others.append(tuple(round(float(v), 1) for v in lab))
+    print(f"others: {len(others)} of {len(samples[OTHER])} labelled dice of none of the colours")
+    named.others = others  # type: ignore[assignment]
+    doc = named.to_json()
+    counts = ", ".join(f"{n} {len(samples[n])}" for n in [*BODY_BGR, OTHER])
     doc["note"] = (f"Defaults so the reader works uncalibrated, made by companion/vision/train/colour_defaults.py from "
-                   f"dice hand-labelled on byler train photos ({counts}) and the renderer's colours. "
+                   f"dice hand-labelled on byler train photos ({counts}) and the renderer's colours; others: the train dice labelled other that no die of a colour is nearer to. "
                    "Calibrate a real table with `companion calibrate colours`.")
     doc["games"] = {"twentyone": ["white", "black", "red", "blue", "yellow", "green"],
                     "exact21": ["blue", "red", "green", "yellow"]}

@@ -61,33 +61,38 @@ class ColourProfiles:
     # ------------------------------------------------------------ naming
     def classify_lab(self, lab: np.ndarray) -> tuple[str, float]:
         """(name or "unknown", distance to the nearest profile)."""
-        if not self.profiles:
-            return UNKNOWN, math.inf
-        names, centres, spreads = self._table()
-        d = np.linalg.norm((np.asarray(lab, np.float64) - centres) / spreads, axis=1)
-        per: dict[str, float] = {}
-        for name, dist in zip(names, d.tolist(), strict=True):
-            per[name] = min(dist, per.get(name, math.inf))
-        ranked = sorted((dist, name) for name, dist in per.items())
-        d1, best = ranked[0]
-        d2 = ranked[1][0] if len(ranked) > 1 else math.inf
-        if d1 > self.max_distance or d2 - d1 < self.margin:
-            return UNKNOWN, d1
-        if self.others:
-            spread = np.asarray(self.profiles[best].spread, np.float64)
-            nearest_other = np.linalg.norm((np.asarray(self.others, np.float64) - lab) / spread, axis=1).min()
-            if nearest_other < d1:
-                return UNKNOWN, d1
-        return best, d1
+        return self.classify_labs(np.asarray(lab, np.float64).reshape(1, 3))[0]
 
-    def _table(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """Every centre as one array (for speed); rebuilt when the profiles change."""
+    def classify_labs(self, labs: np.ndarray) -> list[tuple[str, float]]:
+        """:meth:`classify_lab` for N colours at once (N×3): a frame's dice in one go."""
+        labs = np.asarray(labs, np.float64).reshape(-1, 3)
+        if not self.profiles:
+            return [(UNKNOWN, math.inf)] * len(labs)
+        names, column, centres, spreads = self._table()
+        d = np.linalg.norm((labs[:, None, :] - centres[None]) / spreads[column][None], axis=2)  # N × centres
+        per = np.stack([d[:, column == k].min(axis=1) for k in range(len(names))], axis=1)  # N × profiles
+        order = np.argsort(per, axis=1, kind="stable")
+        rows = np.arange(len(labs))
+        best, d1 = order[:, 0], per[rows, order[:, 0]]
+        d2 = per[rows, order[:, 1]] if len(names) > 1 else np.full(len(labs), math.inf)
+        named = (d1 <= self.max_distance) & (d2 - d1 >= self.margin)
+        if self.others and named.any():  # nearer to a colour known to be none of them: unknown
+            others = np.asarray(self.others, np.float64)
+            near = np.linalg.norm((labs[:, None, :] - others[None]) / spreads[best][:, None, :], axis=2).min(axis=1)
+            named &= near >= d1
+        return [(names[b] if ok else UNKNOWN, float(x)) for b, ok, x in zip(best.tolist(), named.tolist(), d1.tolist(),
+                                                                             strict=True)]
+
+    def _table(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """The profiles as arrays (for speed), rebuilt when they change: their names, each
+        centre's profile (index into the names), the centres, each profile's spread."""
         key = id(self.profiles), len(self.profiles)
         if getattr(self, "_cache_key", None) != key:
-            names = [n for n, p in self.profiles.items() for _ in p.lab]
+            names = list(self.profiles)
+            column = np.array([k for k, p in enumerate(self.profiles.values()) for _ in p.lab])
             centres = np.array([c for p in self.profiles.values() for c in p.lab], np.float64)
-            spreads = np.array([p.spread for p in self.profiles.values() for _ in p.lab], np.float64)
-            self._cache = (names, centres, spreads)
+            spreads = np.array([p.spread for p in self.profiles.values()], np.float64)
+            self._cache = (names, column, centres, spreads)
             self._cache_key = key
         return self._cache
 
@@ -167,8 +172,9 @@ def face_lab(frame_bgr: np.ndarray, center: tuple[float, float], size: float) ->
     patch = frame_bgr[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)]
     if patch.size == 0:
         return np.array([0.0, 0.0, 0.0])
-    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3)  # 8-bit: L×255/100, a+128, b+128
-    m = np.median(lab, axis=0)
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3).T  # 8-bit: L×255/100, a+128, b+128
+    k = lab.shape[1]  # the median per channel, as np.median gives it, at a fifth of its cost
+    m = np.partition(lab, [(k - 1) // 2, k // 2], axis=1)[:, [(k - 1) // 2, k // 2]].mean(axis=1)
     return np.array([m[0] * 100 / 255, m[1] - 128, m[2] - 128], np.float64)
 
 

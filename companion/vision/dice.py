@@ -34,6 +34,7 @@ their pips (``DiceReader._bigger``; close-ups of the held-out photos' dice at 20
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -276,19 +277,21 @@ class DiceReader:
                 prob[i] = (prob[i] + more[n].sum(axis=0)) / 4
         h, w = frame.shape[:2]
         dice: list[Die] = []
+        kept: list[tuple[float, float, float]] = []  # (cx, cy, size) of the dice so far
         order = np.argsort([-(1 - p[0]) * c[3] for p, c in zip(prob, cands, strict=True)])
         for i in order:
             cx, cy, size, heat = cands[i]
             p = prob[i]
             if 1 - p[0] < self.die_threshold:
                 continue
-            if any(np.hypot(cx - d.center[0], cy - d.center[1]) < 0.5 * min(size, d.size) for d in dice):
+            if any(math.hypot(cx - x, cy - y) < 0.5 * min(size, s) for x, y, s in kept):
                 continue  # the same die found twice
             value = int(np.argmax(p[1:])) + 1
             half = size / 2
             box = (max(0, int(cx - half)), max(0, int(cy - half)), min(w, int(np.ceil(cx + half))),
                    min(h, int(np.ceil(cy + half))))
             dice.append(Die(value, UNKNOWN, (float(cx), float(cy)), box, float(p[value])))
+            kept.append((cx, cy, dice[-1].size))
         dice.sort(key=lambda d: (d.center[1], d.center[0]))
         return dice
 
@@ -296,7 +299,10 @@ class DiceReader:
         """Colours for the dice of the last look only (not for looks at a scale that was dropped)."""
         if not self.profiles.profiles:
             return dice
-        return [replace(d, color=self.profiles.classify(frame, d.center, d.size)) for d in dice]
+        if not dice:
+            return dice
+        named = self.profiles.classify_labs(np.array([face_lab(frame, d.center, d.size) for d in dice]))
+        return [replace(d, color=name) for d, (name, _) in zip(dice, named, strict=True)]
 
 
 def _mean_confidence(dice: list[Die]) -> float:

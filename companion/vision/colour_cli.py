@@ -36,7 +36,8 @@ from companion.vision.images import ImageError, has_colour, load_image
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--image", required=True, help="one frame with the dice lying face up")
     how = parser.add_mutually_exclusive_group(required=True)
-    how.add_argument("--colours", help="colour names of the dice from left to right, comma-separated")
+    how.add_argument("--colours", help="colour names of the dice from left to right, comma-separated "
+                     "(other: a die of none of the colours, to be told apart from them)")
     how.add_argument("--labels", type=Path, help='JSON list of {"center": [x, y], "color": name}')
     parser.add_argument("--out", type=Path, help="profile file to write (default: calibration.colours of "
                         "companion.toml, else <data dir>/colours.json)")

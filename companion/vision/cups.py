@@ -35,6 +35,7 @@ TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
 CAST = 0.04            # a light's colour this far from white (per channel gain) is undone
 PAPER_DIM = 120.0      # the markers' white paper is brought up to at least this grey level
 BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
+BALL_MM = 40.0         # a ping-pong ball's diameter
 SHADED = 0.75          # a cup's inside in its own colour is darker than this share of its lip
 WEAK_LIP, WEAK_LIP_OVER = 40, 25   # a pale lip: this saturation at least, and this much over its inside's
 
@@ -213,10 +214,12 @@ class CupReader:
         self.near = _ring((rr + 12.0,), 24)
         self.outer = _ring((rr + 1.0,), 24)    # just past a lip; well past a turned cup's top
         self.inner = _ring((rr - 8.0,), 24)    # just inside a lip: an upright cup's pale inside
+        self.ball = _ring((0.0, 6.0, 12.0), 8)  # the middle of a ball (40 mm) resting in a cup
         self.pad = int(np.ceil((rr + 16.0) / MM_PER_PX)) + 2
         self.stride = self.vw + 2 * self.pad
-        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off = (
-            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner))
+        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off, self.ball_off = (
+            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner,
+                                       self.ball))
 
     def resized(self, rim_d: float, base_d: float) -> CupReader:
         """This reader (its view, table and light) looking for cups of another size: one photo is
@@ -456,6 +459,20 @@ class CupReader:
         # white: no tint at all (the inside and its water carry the cup's tint) and brighter
         white = (s < 30) & (v >= 1.3 * ref + 5)
         if self.any_make:
+            # A ball rests on the bottom, or floats on the water (the seed fills cups a third):
+            # a white one shows there, on the cup's axis as the camera sees it, not only in the
+            # lit band of the wall round the inside (a deep cup's dark bottom made that band a
+            # "ball" in every cup of a photo). In a cup its own colour inside, anything untinted
+            # and bright is a ball wherever it shows.
+            h = self.layout.cup_h
+            on_axis = np.zeros((len(centres), 1), bool)
+            for depth in (h - BALL_MM / 2, 0.75 * h - BALL_MM / 2, 0.5 * h - BALL_MM / 2):
+                spot = self.base_seen(centres, depth)
+                sv = self._gather(value, spot, self.ball_off).astype(np.float32)
+                ss = self._gather(self.last_sat, spot, self.ball_off)
+                on_axis |= ((ss < 30) & (sv >= 1.3 * ref + 5)).mean(axis=1, keepdims=True) >= 0.3
+            coloured = ((s >= 60) & (v >= 40)).mean(axis=1, keepdims=True) >= 0.3
+            white &= coloured | on_axis
             # a white inside, shaded by its own wall, is lit as brightly as a white ball in it:
             # only an orange ball can be told there (a silver cup has its own test below)
             plain = (np.percentile(s, 75, axis=1) < 25) & ~(silver if silver is not None else np.zeros(len(s), bool))
@@ -634,11 +651,12 @@ class CupReader:
         a = np.linspace(0, 2 * np.pi, 24, endpoint=False) + 0.13
         return (d[:, :1] * np.cos(a)[None] + d[:, 1:] * np.sin(a)[None]) > 0.25
 
-    def base_seen(self, rims: np.ndarray) -> np.ndarray:
+    def base_seen(self, rims: np.ndarray, depth: float | None = None) -> np.ndarray:
         """Where the bases of cups with rims at ``rims`` (N, 2) appear in the view (on the rims'
-        plane, or on the table's for a view of it: the same shift towards the camera's foot)."""
+        plane, or on the table's for a view of it: the same shift towards the camera's foot);
+        with ``depth``, a point that far below the rim on the cup's axis."""
         eye = -self.cal.R.T @ self.cal.tvec.ravel()
-        k = self.layout.cup_h / eye[2]
+        k = (self.layout.cup_h if depth is None else max(depth, 0.0)) / eye[2]
         return rims + (eye[:2] - rims) * k
 
     def _centres(self, cups: list[CupSeen]) -> None:

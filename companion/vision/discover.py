@@ -205,7 +205,14 @@ def discover(frame: np.ndarray) -> CupReader:
     def side_of(x: float) -> str:
         return layout.side_of(eye[0] + (x - eye[0]) * shrink)
 
-    placed = [(side_of(x), cup, x, y) for cup, x, y in cups]
+    # A side has four cups of each colour (RULES.md; the seed's eight a colour for two sides):
+    # a fifth ring of a colour on a side is something else (a cloth's pattern, a die, a cup of
+    # the other side's); the strongest four stand (``cups`` comes strongest first).
+    placed = []
+    for cup, x, y in cups:
+        side = side_of(x)
+        if sum(1 for s, c, _, _ in placed if (s, c) == (side, cup)) < DEFAULT.cups_per_row:
+            placed.append((side, cup, x, y))
     # One silver cup a side (RULES.md E), grey as a pale table can be: the seed's sheet stands it
     # midway between the side's red and yellow cups, so it is looked for between them (across,
     # halfway; along the rows, as far as the side's cups reach: made cups leave no trace of

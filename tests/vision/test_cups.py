@@ -56,6 +56,23 @@ UNSEEN = [
 ]
 
 
+def test_cups_command_counts_at_most_four_cups_of_a_colour_a_side(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The seed's game has four cups of each colour a side: a fifth ring of a colour on one side
+    (a spare cup stood there; on a real table, more often a cloth's pattern or a die) is not a
+    fifth cup to count."""
+    layout = OTHER_TABLES["1200x600-wider-rows"]
+    start = full_table(layout)
+    spare = Cup("A", "red", 340.0, 480.0)   # between side A's red and yellow rows, at the back
+    photo = tmp_path / "table.png"
+    cv2.imwrite(str(photo), Renderer(Look(tilt_deg=16, light=0.8), layout, seed=5).frame(
+        Scene((*start.cups, spare), start.dice, ())))
+    assert main(["cups", str(photo), "--json"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert line["sides"] == {"A": FULL, "B": FULL}
+    assert sum(c["side"] == "A" and c["color"] == "red" for c in line["cups"]) == 4
+
+
 @pytest.mark.parametrize("look", TUNED + UNSEEN, ids=["straight", "tilt30-half", "steep-dim-pale-table",
                                                       "bright-dark-table-blur", "wide-lens-noisy"])
 def test_counts_every_sides_cups(look: Look) -> None:

@@ -297,9 +297,7 @@ class DiceReader:
 
     def _coloured(self, frame: np.ndarray, dice: list[Die]) -> list[Die]:
         """Colours for the dice of the last look only (not for looks at a scale that was dropped)."""
-        if not self.profiles.profiles:
-            return dice
-        if not dice:
+        if not self.profiles.profiles or not dice:
             return dice
         named = self.profiles.classify_labs(np.array([face_lab(frame, d.center, d.size) for d in dice]))
         return [replace(d, color=name) for d, (name, _) in zip(dice, named, strict=True)]

@@ -32,6 +32,7 @@ LABEL = {"blue": BLUE, "red": RED, "green": GREEN, "yellow": YELLOW, "silver": G
 RING_SCORE = 0.7       # fraction of the rim's samples in the cup's colour: an upright cup
 SILVER_RING = 0.85     # silver's grey is also the pale inside of every cup: stricter
 TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
+TURNED_TOP = 0.85      # a turned cup's wall round its top is darker than this share of the top
 CAST = 0.04            # a light's colour this far from white (per channel gain) is undone
 PAPER_DIM = 120.0      # the markers' white paper is brought up to at least this grey level
 BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
@@ -215,11 +216,12 @@ class CupReader:
         self.outer = _ring((rr + 1.0,), 24)    # just past a lip; well past a turned cup's top
         self.inner = _ring((rr - 8.0,), 24)    # just inside a lip: an upright cup's pale inside
         self.ball = _ring((0.0, 6.0, 12.0), 8)  # the middle of a ball (40 mm) resting in a cup
+        self.wall = _ring((0.85 * rr,), 24)     # a turned cup's sloping wall round its top
         self.pad = int(np.ceil((rr + 16.0) / MM_PER_PX)) + 2
         self.stride = self.vw + 2 * self.pad
-        self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off, self.ball_off = (
-            self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer, self.inner,
-                                       self.ball))
+        (self.ring_off, self.centre_off, self.inside_off, self.near_off, self.outer_off, self.inner_off, self.ball_off,
+         self.wall_off) = (self._offsets(o) for o in (self.ring, self.centre, self.inside, self.near, self.outer,
+                                                      self.inner, self.ball, self.wall))
 
     def resized(self, rim_d: float, base_d: float) -> CupReader:
         """This reader (its view, table and light) looking for cups of another size: one photo is
@@ -629,6 +631,16 @@ class CupReader:
                     contrast = np.abs(v_top - np.nanmean(v_round, axis=1)) / np.maximum(v_top, 1)
                 rs = np.where((table_round >= 0.5) & (np.nan_to_num(contrast) > 0.2), rs, 1.0)
             ok = idx[rs < 0.3]
+            if self.any_make and len(ok):
+                # a cup its own colour inside, standing, is a disc of its colour too: but a turned
+                # cup's top is the brightest of it, its sloping wall round the top darker, while
+                # a standing cup's shaded bottom is no brighter than its lip and wall round it
+                # (seen on the half towards the camera, which a standing cup's lip shows)
+                wall = self._gather(self._value, cand[ok], self.wall_off).astype(np.float32)
+                top = self._gather(self._value, cand[ok], self.centre_off).mean(axis=1)
+                near = ~self._far_half(cand[ok])
+                seen = (wall * near).sum(axis=1) / np.maximum(near.sum(axis=1), 1)
+                ok = ok[seen < TURNED_TOP * np.maximum(top, 1)]
             order = ok[np.argsort(-cs[ok], kind="stable")]
             # not the wall of an upright cup of that colour: seen on the rims' plane, it runs
             # from the rim towards where the cup's base appears

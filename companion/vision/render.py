@@ -63,6 +63,7 @@ class Look:
     blur: float = 0.0               # defocus, pixels (sigma)
     cup_tint: float = 0.0           # hue shift of the cup colours, OpenCV hue units
     ball: str = "white"
+    inside: str = "pale"            # "solid": cups their own colour inside (solid plastic), not white
 
     def scaled(self, width: int, height: int) -> Look:
         return replace(self, width=width, height=height, focal=self.focal * width / self.width)
@@ -323,7 +324,10 @@ class Renderer:
         _poly(img, top, np.minimum(body * 1.1, 255))             # the lip
         inner = cam.project(_circle(cup.x, cup.y, rr - 4.0, H))
         self._inner[cup] = inner
-        pale = (body * 0.25 + np.array([205, 208, 200]) * 0.75) * 0.78
+        if self.look.inside == "solid":   # its own colour, the bottom lit nearly as the lip
+            pale = body * 0.95
+        else:
+            pale = (body * 0.25 + np.array([205, 208, 200]) * 0.75) * 0.78
         _poly(img, inner, pale)
         zw = H * 0.4
         water = cam.project(_circle(cup.x, cup.y, rb + (rr - rb) * 0.4 - 1.0, zw))

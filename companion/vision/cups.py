@@ -33,6 +33,7 @@ RING_SCORE = 0.7       # fraction of the rim's samples in the cup's colour: an u
 SILVER_RING = 0.85     # silver's grey is also the pale inside of every cup: stricter
 TURNED_CENTRE = 0.8    # fraction of a turned-over cup's top in its colour
 TURNED_TOP = 0.85      # a turned cup's wall round its top is darker than this share of the top
+STANDING_LIP = 0.6     # a standing cup's disc: this share of the near half of that ring in its colour
 CAST = 0.04            # a light's colour this far from white (per channel gain) is undone
 PAPER_DIM = 120.0      # the markers' white paper is brought up to at least this grey level
 BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
@@ -569,6 +570,14 @@ class CupReader:
         reading = Reading(kept)
         if turned:
             reading.upside_down = self.find_turned(labels, kept, COLOURS if self.any_make else CUPS)
+            if self.any_make:
+                standing = self._promoted(kept, reading.upside_down)
+                if standing:
+                    fractions = self.ball_fractions(labels, value, view, np.array([[c.x, c.y] for c in standing]),
+                                                    np.zeros(len(standing), bool))
+                    for c, f in zip(standing, fractions, strict=True):
+                        c.ball = float(f)
+                    reading.cups.extend(standing)
         self._centres(reading.cups + reading.upside_down)
         reading.ms = (time.perf_counter() - t0) * 1000
         self.last_view, self.last_labels, self.last_values = view, labels, value
@@ -596,6 +605,7 @@ class CupReader:
             cand = cand[(np.abs(cand[:, 0] - mx) > clear) | (np.abs(cand[:, 1] - my) > clear)]
         cen_lab = self._gather(labels, cand, self.centre_off)
         out: list[CupSeen] = []
+        self._standing: list[tuple[float, str, float, float]] = []   # discs that are standing cups
         for cup in cups:
             label = LABEL[cup]
             hit = cen_lab == label
@@ -640,7 +650,15 @@ class CupReader:
                 top = self._gather(self._value, cand[ok], self.centre_off).mean(axis=1)
                 near = ~self._far_half(cand[ok])
                 seen = (wall * near).sum(axis=1) / np.maximum(near.sum(axis=1), 1)
-                ok = ok[seen < TURNED_TOP * np.maximum(top, 1)]
+                turned_top = seen < TURNED_TOP * np.maximum(top, 1)
+                # and the standing one shows its colour all round the near half of that ring
+                # (its lip and wall; on the bare table round a die or a cloth's spot, it does not)
+                lip = ((self._gather(labels, cand[ok], self.wall_off) == label) & near).sum(axis=1)
+                standing = ok[~turned_top & (lip >= STANDING_LIP * np.maximum(near.sum(axis=1), 1))]
+                if len(rims):   # not the wall of a cup found standing (a tall one, seen steeply)
+                    standing = standing[(_segment_distance(cand[standing], rims, bases) >= 0.35 * L.rim_d).all(axis=1)]
+                self._standing += [(float(cs[k]), cup, float(cand[k, 0]), float(cand[k, 1])) for k in standing]
+                ok = ok[turned_top]
             order = ok[np.argsort(-cs[ok], kind="stable")]
             # not the wall of an upright cup of that colour: seen on the rims' plane, it runs
             # from the rim towards where the cup's base appears
@@ -653,6 +671,29 @@ class CupReader:
                     continue
                 out.append(CupSeen(L.side_of(x), cup, float(x), float(y), [], float(cs[k])))
                 taken = np.vstack([taken, [[x, y]]])
+        return out
+
+    def _promoted(self, upright: list[CupSeen], turned: list[CupSeen]) -> list[CupSeen]:
+        """The discs :meth:`find_turned` found standing (a cup its own colour inside, whose lip
+        the ring search did not take for one), surest first, where no cup was seen, at most
+        ``cups_per_row`` of a colour a side (RULES.md). A rim seen on the view's plane lies
+        farther from the camera's foot than the cup stands: its side is where it stands."""
+        L = self.layout
+        eye = -self.cal.R.T @ self.cal.tvec.ravel()
+        shrink = (eye[2] - L.cup_h) / (eye[2] - self.plane)
+        count: dict[tuple[str, str], int] = {}
+        for c in upright:
+            count[(c.side, c.cup)] = count.get((c.side, c.cup), 0) + 1
+        taken = [(c.x, c.y) for c in upright + turned]
+        out: list[CupSeen] = []
+        for score, cup, x, y in sorted(self._standing, reverse=True):
+            side = L.side_of(eye[0] + (x - eye[0]) * shrink)
+            if count.get((side, cup), 0) >= L.cups_per_row or any(
+                    math.hypot(x - tx, y - ty) < 0.9 * L.rim_d for tx, ty in taken):
+                continue
+            out.append(CupSeen(side, cup, x, y, [], score))
+            taken.append((x, y))
+            count[(side, cup)] = count.get((side, cup), 0) + 1
         return out
 
     def _far_half(self, centres: np.ndarray) -> np.ndarray:

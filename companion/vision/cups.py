@@ -17,13 +17,14 @@ import copy
 import math
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
 from companion.vision.calibrate import MARKER_MM, Calibration
-from companion.vision.layout import COLOURS, CUPS, Slot
+from companion.vision.layout import COLOURS, CUPS, Layout, Slot
 
 MM_PER_PX = 2.0
 UNKNOWN, BLUE, RED, GREEN, YELLOW, GREY, TABLE, ORANGE = range(8)
@@ -64,6 +65,13 @@ def _class_lut() -> np.ndarray:
             if code & bit:
                 lut[code] = label
     return lut
+
+
+def side_where_it_stands(layout: Layout, eye: np.ndarray, x: float, height: float, plane: float = 0.0) -> str:
+    """The side of a cup whose rim, ``height`` above the table, shows at ``x`` on a view of the
+    plane ``plane`` above it: seen from the camera at ``eye``, a rim lies farther from the
+    camera's foot than its cup stands."""
+    return layout.side_of(eye[0] + (x - eye[0]) * (eye[2] - height) / (eye[2] - plane))
 
 
 def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -562,31 +570,29 @@ class CupReader:
             if all(math.hypot(o.x - c.x, o.y - c.y) > 0.8 * self.layout.rim_d for o in same):
                 kept.append(c)
                 same.append(c)
+        upside_down: list[CupSeen] = []
+        if turned:
+            standing: list[tuple[float, str, float, float]] | None = [] if self.any_make else None
+            upside_down = self.find_turned(labels, kept, COLOURS if self.any_make else CUPS, standing=standing)
+            if standing:
+                kept += self._promoted(kept, upside_down, standing)
         if kept:
             fractions = self.ball_fractions(labels, value, view, np.array([[c.x, c.y] for c in kept]),
                                             np.array([c.cup == "silver" for c in kept]))
             for c, f in zip(kept, fractions, strict=True):
                 c.ball = float(f)
-        reading = Reading(kept)
-        if turned:
-            reading.upside_down = self.find_turned(labels, kept, COLOURS if self.any_make else CUPS)
-            if self.any_make:
-                standing = self._promoted(kept, reading.upside_down)
-                if standing:
-                    fractions = self.ball_fractions(labels, value, view, np.array([[c.x, c.y] for c in standing]),
-                                                    np.zeros(len(standing), bool))
-                    for c, f in zip(standing, fractions, strict=True):
-                        c.ball = float(f)
-                    reading.cups.extend(standing)
+        reading = Reading(kept, upside_down)
         self._centres(reading.cups + reading.upside_down)
         reading.ms = (time.perf_counter() - t0) * 1000
         self.last_view, self.last_labels, self.last_values = view, labels, value
         return reading
 
     def find_turned(self, labels: np.ndarray, upright: list[CupSeen], cups: tuple[str, ...] = CUPS,
-                    window: tuple[float, float, float] | None = None) -> list[CupSeen]:
+                    window: tuple[float, float, float] | None = None,
+                    standing: list[tuple[float, str, float, float]] | None = None) -> list[CupSeen]:
         """Cups upside down anywhere in the sides' cup areas (the silver tally), or only within
-        ``window`` (x, y, radius)."""
+        ``window`` (x, y, radius). Given a ``standing`` list, discs of a cup's colour that are
+        standing cups, their colour inside, are added to it: (score, cup, x, y)."""
         L = self.layout
         if window is None:
             xs = np.arange(self.x0 + L.rim_d / 2, self.x0 + self.vw * MM_PER_PX - L.rim_d / 2, 8.0)
@@ -605,7 +611,6 @@ class CupReader:
             cand = cand[(np.abs(cand[:, 0] - mx) > clear) | (np.abs(cand[:, 1] - my) > clear)]
         cen_lab = self._gather(labels, cand, self.centre_off)
         out: list[CupSeen] = []
-        self._standing: list[tuple[float, str, float, float]] = []   # discs that are standing cups
         for cup in cups:
             label = LABEL[cup]
             hit = cen_lab == label
@@ -641,7 +646,7 @@ class CupReader:
                     contrast = np.abs(v_top - np.nanmean(v_round, axis=1)) / np.maximum(v_top, 1)
                 rs = np.where((table_round >= 0.5) & (np.nan_to_num(contrast) > 0.2), rs, 1.0)
             ok = idx[rs < 0.3]
-            if self.any_make and len(ok):
+            if standing is not None and len(ok):
                 # a cup its own colour inside, standing, is a disc of its colour too: but a turned
                 # cup's top is the brightest of it, its sloping wall round the top darker, while
                 # a standing cup's shaded bottom is no brighter than its lip and wall round it
@@ -654,10 +659,10 @@ class CupReader:
                 # and the standing one shows its colour all round the near half of that ring
                 # (its lip and wall; on the bare table round a die or a cloth's spot, it does not)
                 lip = ((self._gather(labels, cand[ok], self.wall_off) == label) & near).sum(axis=1)
-                standing = ok[~turned_top & (lip >= STANDING_LIP * np.maximum(near.sum(axis=1), 1))]
+                disc = ok[~turned_top & (lip >= STANDING_LIP * np.maximum(near.sum(axis=1), 1))]
                 if len(rims):   # not the wall of a cup found standing (a tall one, seen steeply)
-                    standing = standing[(_segment_distance(cand[standing], rims, bases) >= 0.35 * L.rim_d).all(axis=1)]
-                self._standing += [(float(cs[k]), cup, float(cand[k, 0]), float(cand[k, 1])) for k in standing]
+                    disc = disc[(_segment_distance(cand[disc], rims, bases) >= 0.35 * L.rim_d).all(axis=1)]
+                standing += [(float(cs[k]), cup, float(cand[k, 0]), float(cand[k, 1])) for k in disc]
                 ok = ok[turned_top]
             order = ok[np.argsort(-cs[ok], kind="stable")]
             # not the wall of an upright cup of that colour: seen on the rims' plane, it runs
@@ -673,27 +678,24 @@ class CupReader:
                 taken = np.vstack([taken, [[x, y]]])
         return out
 
-    def _promoted(self, upright: list[CupSeen], turned: list[CupSeen]) -> list[CupSeen]:
-        """The discs :meth:`find_turned` found standing (a cup its own colour inside, whose lip
+    def _promoted(self, upright: list[CupSeen], turned: list[CupSeen],
+                  standing: list[tuple[float, str, float, float]]) -> list[CupSeen]:
+        """The discs :meth:`find_turned` found ``standing`` (a cup its own colour inside, whose lip
         the ring search did not take for one), surest first, where no cup was seen, at most
-        ``cups_per_row`` of a colour a side (RULES.md). A rim seen on the view's plane lies
-        farther from the camera's foot than the cup stands: its side is where it stands."""
+        ``cups_per_row`` of a colour a side (RULES.md), each on the side where it stands."""
         L = self.layout
         eye = -self.cal.R.T @ self.cal.tvec.ravel()
-        shrink = (eye[2] - L.cup_h) / (eye[2] - self.plane)
-        count: dict[tuple[str, str], int] = {}
-        for c in upright:
-            count[(c.side, c.cup)] = count.get((c.side, c.cup), 0) + 1
+        count = Counter((c.side, c.cup) for c in upright)
         taken = [(c.x, c.y) for c in upright + turned]
         out: list[CupSeen] = []
-        for score, cup, x, y in sorted(self._standing, reverse=True):
-            side = L.side_of(eye[0] + (x - eye[0]) * shrink)
-            if count.get((side, cup), 0) >= L.cups_per_row or any(
+        for score, cup, x, y in sorted(standing, reverse=True):
+            side = side_where_it_stands(L, eye, x, L.cup_h, self.plane)
+            if count[(side, cup)] >= L.cups_per_row or any(
                     math.hypot(x - tx, y - ty) < 0.9 * L.rim_d for tx, ty in taken):
                 continue
             out.append(CupSeen(side, cup, x, y, [], score))
             taken.append((x, y))
-            count[(side, cup)] = count.get((side, cup), 0) + 1
+            count[(side, cup)] += 1
         return out
 
     def _far_half(self, centres: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ Side A is the half nearer markers 0 and 3 (EVENTS.md).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import cv2
@@ -44,7 +45,16 @@ from companion.vision.calibrate import (
     marker_centre,
     table_markers,
 )
-from companion.vision.cups import GREY, LABEL, MM_PER_PX, RING_SCORE, SILVER_RING, UNKNOWN, CupReader
+from companion.vision.cups import (
+    GREY,
+    LABEL,
+    MM_PER_PX,
+    RING_SCORE,
+    SILVER_RING,
+    UNKNOWN,
+    CupReader,
+    side_where_it_stands,
+)
 from companion.vision.layout import COLOURS, CUPS, Layout, Slot
 
 # Rim diameters (mm) as they appear on the table's plane: the default cup (66 mm, 90 high) seen
@@ -200,19 +210,20 @@ def discover(frame: np.ndarray) -> CupReader:
     # foot as well as four markers tell it)
     eye = -cal.R.T @ cal.tvec.ravel()
     height = HEIGHT_PER_RIM * layout.rim_d * eye[2] / (eye[2] + HEIGHT_PER_RIM * layout.rim_d)
-    shrink = 1 - height / eye[2]
 
     def side_of(x: float) -> str:
-        return layout.side_of(eye[0] + (x - eye[0]) * shrink)
+        return side_where_it_stands(layout, eye, x, height)
 
     # A side has four cups of each colour (RULES.md; the seed's eight a colour for two sides):
     # a fifth ring of a colour on a side is something else (a cloth's pattern, a die, a cup of
     # the other side's); the strongest four stand (``cups`` comes strongest first).
     placed = []
+    count: Counter[tuple[str, str]] = Counter()
     for cup, x, y in cups:
         side = side_of(x)
-        if sum(1 for s, c, _, _ in placed if (s, c) == (side, cup)) < DEFAULT.cups_per_row:
+        if count[(side, cup)] < DEFAULT.cups_per_row:
             placed.append((side, cup, x, y))
+            count[(side, cup)] += 1
     # One silver cup a side (RULES.md E), grey as a pale table can be: the seed's sheet stands it
     # midway between the side's red and yellow cups, so it is looked for between them (across,
     # halfway; along the rows, as far as the side's cups reach: made cups leave no trace of

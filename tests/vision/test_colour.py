@@ -31,13 +31,20 @@ def lab(bgr: tuple[int, int, int]) -> np.ndarray:
     return cv2.cvtColor(np.array([[bgr]], np.float32) / 255, cv2.COLOR_BGR2Lab)[0, 0].astype(np.float64)
 
 
-def row_of_dice(colours: list[str], light: float = 1.0, tint: tuple[float, float, float] = (1, 1, 1)) -> np.ndarray:
-    """Dice in a row on a cloth, under a light of the given strength and colour cast."""
+def row_of_bodies(dice: list[tuple[tuple[int, int, int], tuple[int, int, int]]], light: float = 1.0,
+                  tint: tuple[float, float, float] = (1, 1, 1)) -> np.ndarray:
+    """Dice of the given (body, pips) colours (BGR) in a row on a cloth, under a light of the
+    given strength and colour cast."""
     img = np.full((360, 960, 3), (60, 100, 50), np.uint8)
-    for k, c in enumerate(colours):
-        draw_die(img, (80 + k * 100, 180 + (k % 2) * 40), 36, k % 6 + 1, BODY_BGR[c], pip_colour(c), 10 * k)
+    for k, (body, pips) in enumerate(dice):
+        draw_die(img, (80 + k * 100, 180 + (k % 2) * 40), 36, k % 6 + 1, body, pips, 10 * k)
     img = cv2.GaussianBlur(img, (0, 0), 0.7).astype(np.float32) * light * np.array(tint, np.float32)
     return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def row_of_dice(colours: list[str], light: float = 1.0, tint: tuple[float, float, float] = (1, 1, 1)) -> np.ndarray:
+    """Dice of the named colours in a row (see :func:`row_of_bodies`)."""
+    return row_of_bodies([(BODY_BGR[c], pip_colour(c)) for c in colours], light, tint)
 
 
 def test_learned_profiles_name_their_colours_and_nothing_else() -> None:
@@ -54,15 +61,8 @@ def test_a_colour_halfway_between_two_profiles_is_unknown() -> None:
     assert profiles.classify_lab((a + b) / 2)[0] == UNKNOWN
 
 
-def row_of_bodies(bodies: list[tuple[int, int, int]]) -> np.ndarray:
-    """Dice of the given body colours (BGR), white pips, in a row on a cloth."""
-    img = np.full((360, 960, 3), (60, 100, 50), np.uint8)
-    for k, body in enumerate(bodies):
-        draw_die(img, (80 + k * 100, 180 + (k % 2) * 40), 36, k % 6 + 1, body, (245, 245, 245), 10 * k)
-    return cv2.GaussianBlur(img, (0, 0), 0.7)
-
-
-RED, DARK_RED, MAROON = (30, 30, 200), (40, 35, 165), (50, 35, 140)
+WHITE_PIPS = (245, 245, 245)
+RED, DARK_RED, MAROON = ((body, WHITE_PIPS) for body in ((30, 30, 200), (40, 35, 165), (50, 35, 140)))
 
 
 def test_a_die_nearer_to_a_known_other_colour_than_to_its_profile_is_unknown() -> None:

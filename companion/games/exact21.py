@@ -219,16 +219,18 @@ class Exact21(Engine):
             raise RuleError(UNKNOWN_PLAYER, f"side {side.name} has no player called '{player}'")
         if cup not in CUPS:
             raise RuleError(BAD_VALUE, f"'{cup}' is not a cup: blue, red, green, yellow, silver or miss")
-        if any(s.values is None for s in state.sides):  # E6
-            # before both sides' dice are set nobody's throwing turn has begun (to_act names the
-            # side still to set its dice): a throw by either side is refused for the dice
-            raise RuleError("DICE_NOT_SET", "no throw before both sides have rolled their four dice")
+        # E6: the first side's turn begins with the game (E4), so the turn is checked before the
+        # dice, in the code order of EVENTS.md: before both sides' dice are set a throw by the
+        # other side (or by a player of the first side out of order, E5) is NOT_YOUR_TURN, and
+        # only the first side's own next throw is DICE_NOT_SET
         on_turn = state.sides[state.turn]
         if side is not on_turn:  # E4, E5
             raise RuleError(NOT_YOUR_TURN, f"it is side {on_turn.name}'s turn")
         thrower = side.players[side.next_player]
         if player is not None and player != thrower:
             raise RuleError(NOT_YOUR_TURN, f"it is {thrower}'s throw for side {side.name}")
+        if any(s.values is None for s in state.sides):  # E6
+            raise RuleError("DICE_NOT_SET", "no throw before both sides have rolled their four dice")
         if cup in COLOURS and side.cups[cup] == 0:  # E9
             raise RuleError("NO_CUPS_LEFT", f"side {side.name} has no {cup} cups left")
 

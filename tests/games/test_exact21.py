@@ -98,6 +98,41 @@ def test_E6_no_throw_until_both_sides_dice_are_set():
     assert game.view()["to_act"] == ["B"]
 
 
+@pytest.mark.parametrize("set_up", [[], ["A"], ["B"]], ids=["no-dice", "first-side-set", "second-side-set"])
+def test_E6_before_the_dice_the_second_side_is_not_on_turn_and_the_first_side_lacks_dice(set_up):
+    """E6: the first side's turn begins with the game (E4), so before both sides' dice are set a
+    throw by the other side is NOT_YOUR_TURN (it comes before the game's own codes in EVENTS.md)
+    and a throw by the first side is DICE_NOT_SET; the same before either side's dice, before the
+    second side's dice and before the first side's dice. A refused throw changes nothing."""
+    game = start()
+    dice = {"A": A_DICE, "B": B_DICE}
+    for side in set_up:
+        game.push({"type": "dice", "side": side, "values": dice[side]})
+    for cup in ("red", "silver", "miss"):
+        assert refused(game, {"type": "throw", "side": "B", "cup": cup}) == "NOT_YOUR_TURN"
+        assert refused(game, {"type": "throw", "side": "A", "cup": cup}) == "DICE_NOT_SET"
+    # the codes before NOT_YOUR_TURN still come first (EVENTS.md "Reason codes")
+    assert refused(game, {"type": "throw", "side": "B", "cup": "purple"}) == "BAD_VALUE"
+    assert refused(game, {"type": "throw", "side": "Z", "cup": "red"}) == "UNKNOWN_PLAYER"
+    assert len(game.states) == 1 + len(set_up)
+    for side in ("A", "B"):
+        if side not in set_up:
+            game.push({"type": "dice", "side": side, "values": dice[side]})
+    assert refused(game, {"type": "throw", "side": "B", "cup": "red"}) == "NOT_YOUR_TURN"
+    throw(game, "A", "red")  # both set: the first side's turn goes on as it began
+    assert game.view()["scores"] == {"A": 4, "B": 0}
+
+
+def test_E5_E6_a_team_member_out_of_order_before_the_dice_is_not_on_turn():
+    """E6 with E5: the first side's turn, begun with the game, is its first player's throw; a
+    throw naming a later player of that side is NOT_YOUR_TURN before the dice as after, and the
+    first player's is DICE_NOT_SET."""
+    game = start([{"name": "A", "players": ["Ann", "Ben"]}, {"name": "B", "players": ["Cy"]}])
+    assert refused(game, {"type": "throw", "side": "A", "cup": "red", "player": "Ben"}) == "NOT_YOUR_TURN"
+    assert refused(game, {"type": "throw", "side": "A", "cup": "red", "player": "Ann"}) == "DICE_NOT_SET"
+    assert refused(game, {"type": "throw", "side": "B", "cup": "red", "player": "Cy"}) == "NOT_YOUR_TURN"
+
+
 # --- E3 / E8 ----------------------------------------------------------------------------------
 
 def test_E3_E8_a_cup_is_worth_its_die_and_is_removed_when_made():
@@ -323,6 +358,33 @@ def test_undo_restores_the_previous_state_exactly():
     throw(game, "A", "yellow")
     game.pop()
     assert game.view() == before
+
+
+def test_undo_is_accepted_after_GAME_OVER_and_NOTHING_TO_UNDO_with_only_new_game_before_it():
+    """EVENTS.md, "Reason codes": ``{"type": "undo"}`` takes back the last accepted event, also
+    after GAME_OVER (undoing the winning throw reopens the game, E12); with nothing but the
+    new_game before it, it is NOTHING_TO_UNDO (refused events do not count)."""
+    game = start()
+    with pytest.raises(RuleError) as err:
+        game.play({"type": "undo"})
+    assert err.value.code == "NOTHING_TO_UNDO"
+    assert refused(game, {"type": "throw", "side": "B", "cup": "red"}) == "NOT_YOUR_TURN"
+    with pytest.raises(RuleError) as err:
+        game.play({"type": "undo"})
+    assert err.value.code == "NOTHING_TO_UNDO"
+    game = ready()
+    for cup in ["yellow", "yellow", "yellow", "red"]:  # 19
+        throw(game, "A", cup)
+        throw(game, "B", "miss")
+    throw(game, "A", "green")  # 21: A wins (E12)
+    assert game.view()["finished"] is True
+    assert refused(game, {"type": "throw", "side": "B", "cup": "miss"}) == "GAME_OVER"
+    game.play({"type": "undo"})
+    view = game.view()
+    assert view["finished"] is False and view["winners"] == [] and view["scores"]["A"] == 19
+    assert view["to_act"] == ["A"] and detail(game, "A")["cups"]["green"] == 4
+    game.play({"type": "resume"})  # the table's note that play came back: it changes nothing
+    assert game.view() == view
 
 
 def test_engine_is_loaded_by_name():

@@ -3,7 +3,6 @@ key's name (a typo must not silently fall back to a default)."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 import tomllib
@@ -156,24 +155,6 @@ def calibration_file(config: dict[str, Any], name: str) -> Path | None:
     if not configured:
         return Path(config["data"]["dir"]) / f"{name}.json"
     return None if str(configured).lower() == "none" else Path(configured)
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write a small file so that a power cut leaves the old file or the new one, never an empty
-    or half-written one (a Pi is switched off at the plug): a temporary file beside it, flushed
-    to disk, then renamed over it."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise
 
 
 def cannot_write(path: str | Path, err: OSError) -> str:

@@ -16,9 +16,9 @@ import cv2
 import numpy as np
 
 from companion.bench import at_least_one, bounded, machine, report
+from companion.live.watch_cups import CupWatch
+from companion.sim.render import Renderer, game_sequence
 from companion.vision.calibrate import calibrate
-from companion.vision.render import Renderer, game_sequence
-from companion.vision.watch_cups import CupWatch
 
 
 def run_game(seed: int, fps: float = 15.0, colour: tuple[float, float, float] = (1.0, 1.0, 1.0),

@@ -7,7 +7,7 @@ not ``class cx cy w h`` with class 0-5, an image OpenCV cannot read, a ``--split
 naming the file and exit status 2.
 
 A detection matches a labelled die when its centre lies inside the label box grown by 25 % per
-side (``shared/data/README.md``); each label takes at most one detection (most confident first).
+side (``tests/data/dice/README.md``); each label takes at most one detection (most confident first).
 
 * ``found_right`` — labelled dice matched by a detection with the right value (recall for value);
 * ``precision`` — detections that match a die and read its value right;
@@ -21,9 +21,9 @@ side (``shared/data/README.md``); each label takes at most one detection (most c
 ``--perturb`` reads every photo after a seeded perturbation: rotation (any angle, canvas grown so
 nothing is cut), a perspective tilt up to 25°, Gaussian blur, half the light and JPEG quality 40.
 ``--colour-labels FILE`` adds colour figures from hand-labelled dice (see
-``tests/vision/data/byler_colours.json``). ``--label-fixes FILE`` scores against labels
+``tests/data/dice/byler_colours.json``). ``--label-fixes FILE`` scores against labels
 corrected where a person looking at the die sees another value, or a die no label covers
-(``tests/vision/data/byler_label_fixes.json``); without it, the labels as they are."""
+(``tests/data/dice/byler_label_fixes.json``); without it, the labels as they are."""
 
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ import cv2
 import numpy as np
 
 from companion.bench import machine, memory_mb
+from companion.cli.dice import finder_scale
 from companion.vision.colour import UNKNOWN, ColourFileError, load_profiles
-from companion.vision.dice import MODELS, DiceReader, Die
-from companion.vision.dice_cli import MIN_SIDE, finder_scale
+from companion.vision.dice.reader import MIN_SIDE, MODELS, DiceReader, Die
 from companion.vision.images import ImageError, load_image
 
 
@@ -203,7 +203,7 @@ def colour_truth(path: Path | None, split: str | None) -> dict[str, list[dict]]:
 
 
 def label_fixes(path: Path | None) -> dict[str, list[dict]]:
-    """Corrections to the labels, per image name (``tests/vision/data/byler_label_fixes.json``):
+    """Corrections to the labels, per image name (``tests/data/dice/byler_label_fixes.json``):
     ``{"center": [x, y], "value": v}`` gives the labelled die whose box holds that point the
     value the die shows; ``{"add": [x0, y0, x1, y1], "value": v}`` adds a die the labels leave
     out."""
@@ -356,7 +356,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--colour-labels", type=Path, help="hand-labelled die colours (JSON) to score colours")
     parser.add_argument("--label-fixes", type=Path, metavar="FILE",
                         help="corrections to labels that do not say what the die shows (JSON, e.g. "
-                             "tests/vision/data/byler_label_fixes.json); the count applied is printed")
+                             "tests/data/dice/byler_label_fixes.json); the count applied is printed")
     parser.add_argument("--colours", help="colour profile file (default models/dice-colours.json)")
     parser.add_argument("--scale", type=finder_scale, default=0.5, help="frame scale the finder starts at")
     parser.add_argument("--models", type=Path, help="a folder with other dice-*.onnx files to compare (default models/)")

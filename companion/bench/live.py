@@ -3,7 +3,7 @@
 memory of the service doing it.
 
 Everything runs for real, in real time: the demo's rendered table as the camera
-(:class:`~companion.vision.rendered_table.RenderedTable`) → :class:`~companion.live.Live` with
+(:class:`~companion.sim.rendered_table.RenderedTable`) → :class:`~companion.live.loop.Live` with
 the real vision (calibration, dice, cup watch) → proposals → the confirm step (auto-confirm
 after ``--auto-seconds``, as in the demo) → the SQLite table → the scoreboard server (waitress on
 loopback) → one phone's Server-Sent Events stream, read by this process. The delay of a throw is
@@ -51,13 +51,14 @@ def _stream(url: str, arrivals: dict[int, float], stop: threading.Event) -> None
 
 def measure(seed: int, speed: float, auto_seconds: float, data_dir: str) -> dict[str, Any]:
     from companion.config import load
-    from companion.live import Service
+    from companion.live.service import Service
+    from companion.sim.rendered_table import for_config
     from companion.web.server import start
 
     config = load(None, {"camera": {"source": "render", "render_seed": seed, "render_speed": speed},
                          "confirm": {"auto_seconds": auto_seconds}, "panel": {"enabled": False},
                          "data": {"dir": data_dir}, "server": {"pin": "0000"}})
-    service = Service(config)
+    service = Service(config, rendered=for_config(config))
     server = start(service.app, "127.0.0.1", 0, threads=16)
     arrivals: dict[int, float] = {}
     applied: list[tuple[int, dict[str, Any]]] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 from companion.bench import machine
 from companion.games import ENGINES, get_engine
 from companion.games.base import Game
-from companion.replay import read_jsonl, replay
+from companion.games.replay import read_jsonl, replay
 
 
 def write_log(name: str, events: int, seed: int, path: Path) -> None:

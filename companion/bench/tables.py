@@ -22,9 +22,9 @@ from typing import Any
 import cv2
 
 from companion.bench import at_least_one, machine, report
-from companion.vision.discover import discover
+from companion.sim.render import Ball, Cup, Renderer, Scene, full_table, random_look
+from companion.vision.cups.discover import discover
 from companion.vision.layout import COLOURS, Layout
-from companion.vision.render import Ball, Cup, Renderer, Scene, full_table, random_look
 
 
 def random_layout(rng: random.Random) -> Layout:

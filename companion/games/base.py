@@ -2,7 +2,7 @@
 
 An engine is pure: no I/O, no clock, no randomness unless injected. It turns the `new_game`
 event into a state, and each later event into a *new* state (the old one is never touched), or
-refuses the event with a :class:`RuleError` carrying a reason code of ``spec/EVENTS.md``.
+refuses the event with a :class:`RuleError` carrying a reason code of ``docs/spec/EVENTS.md``.
 
 An event that is not a rule matter at all (not an object, unknown ``type``, a missing required
 field, a field of the wrong JSON type) raises :class:`EventError`; ``companion replay`` turns it

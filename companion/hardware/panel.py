@@ -1,7 +1,7 @@
 """The panel on the Pi: one button and one buzzer, behind one small interface.
 
 A short press confirms what the camera proposed, a long press rejects it (what a press *means* is
-decided by :mod:`companion.confirm`; the panel only tells short from long). The buzzer answers
+decided by :mod:`companion.live.confirm`; the panel only tells short from long). The buzzer answers
 with four sounds:
 
 ==========  ==============================  ==========================================

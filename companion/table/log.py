@@ -60,6 +60,10 @@ class NotStored(sqlite3.OperationalError):
     """A change SQLite could not write (disk full, read-only, I/O error): nothing of it was stored."""
 
 
+class LogUnreadable(sqlite3.DatabaseError):
+    """A read SQLite could not do (a damaged page under an old game's rows): nothing changed."""
+
+
 class UnknownLog(sqlite3.DatabaseError):
     """An SQLite file this companion must not write: a newer companion's log, or not a table log.
     Unlike a damaged file it is not put aside: the companion that wrote it can still read it."""
@@ -171,28 +175,43 @@ class EventLog:
              json.dumps(body, ensure_ascii=False, separators=(",", ":"))),
         )
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection under the lock; what SQLite cannot read is :class:`LogUnreadable`."""
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.Error as err:
+                if isinstance(err, LogUnreadable | NotStored):
+                    raise
+                unreadable = LogUnreadable(str(err))
+                # the table tells a damaged file (put aside) from a passing fault by SQLite's code
+                unreadable.sqlite_errorcode = getattr(err, "sqlite_errorcode", None)
+                unreadable.sqlite_errorname = getattr(err, "sqlite_errorname", None)
+                raise unreadable from err
+
     def events(self, game_id: int) -> list[dict[str, Any]]:
         """Every stored row of a game, undo rows included, in order ([] for no such game, also
         for an id SQLite cannot hold: a phone's address may name any number)."""
         if not 0 <= game_id <= MAX_ID:
             return []
-        with self._lock:
-            rows = self._db.execute("SELECT body FROM events WHERE game_id = ? ORDER BY seq",
+        with self._reading() as db:
+            rows = db.execute("SELECT body FROM events WHERE game_id = ? ORDER BY seq",
                                     (game_id,)).fetchall()
         return [_decode(body) for (body,) in rows]
 
     def latest_game(self) -> int | None:
         """The game the table was playing last: the last one started or resumed (the newest game
         in a log written before resuming existed). None in an empty log."""
-        with self._lock:
-            row = self._db.execute("SELECT game_id FROM current_game ORDER BY n DESC LIMIT 1").fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT game_id FROM current_game ORDER BY n DESC LIMIT 1").fetchone()
             if row is None:
-                row = self._db.execute("SELECT MAX(id) FROM games").fetchone()
+                row = db.execute("SELECT MAX(id) FROM games").fetchone()
         return row[0] if row and row[0] is not None else None
 
     def games(self) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 "SELECT g.id, g.game, g.created, COUNT(e.seq), MAX(e.at) FROM games g "
                 "LEFT JOIN events e ON e.game_id = g.id GROUP BY g.id ORDER BY g.id DESC").fetchall()
         return [{"id": r[0], "game": r[1], "created": r[2], "events": r[3], "updated": r[4]} for r in rows]

@@ -1,6 +1,6 @@
 """Table calibration: find the four ArUco markers (DESIGN.md's convention) in one camera frame,
 compute where the table plane is, and store it with the table size, each side's zone and the cup
-slots of the 21 Exact layout. Also ``companion calibrate table``.
+slots of the 21 Exact layout.
 
 Maths: the marker centres (intersection of each marker's diagonals) and corners give the table
 plane's homography (mm → pixels). The cups' rims stand ``cup_h`` above the table, so the tracker
@@ -14,10 +14,8 @@ for each marker only where it was calibrated and reports a marker seen elsewhere
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +24,18 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.vision.images import ImageError, load_image
 from companion.vision.layout import Layout, Slot
+from companion.vision.markers import (
+    MARKER_NAMES,
+    detector,
+    find_markers,
+    gray_of,
+    marker_cells,
+    marker_centre,
+    marker_name,
+    marker_table_points,
+)
 
-MARKER_MM = 80.0
-MARKER_NAMES = {0: "near left", 1: "near right", 2: "far right", 3: "far left"}
 DEFAULT_FOCAL_1280 = 985.0   # px for a 1280-wide frame: ~66° horizontal field (Pi Camera Module 3)
 VERSION = 1
 
@@ -46,91 +51,6 @@ class CalibrationError(Exception):
 
 class CameraMoved(Exception):
     """The markers are no longer where they were calibrated: the camera (or the table) moved."""
-
-
-def marker_name(i: int) -> str:
-    return f"marker {i} ({MARKER_NAMES[i]})"
-
-
-_DETECTOR: cv2.aruco.ArucoDetector | None = None
-
-
-def _detector() -> cv2.aruco.ArucoDetector:
-    global _DETECTOR
-    if _DETECTOR is None:
-        params = cv2.aruco.DetectorParameters()
-        params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-        _DETECTOR = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), params)
-    return _DETECTOR
-
-
-def _gray(frame: np.ndarray) -> np.ndarray:
-    return frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-
-
-def find_markers(frame: np.ndarray) -> dict[int, np.ndarray]:
-    """Marker id (0–3 only) → its four corners in pixels (top-left, top-right, bottom-right,
-    bottom-left of the printed marker). A dim frame is stretched before a second try."""
-    gray = _gray(frame)
-    found: dict[int, np.ndarray] = {}
-    for attempt in (gray, None):
-        if attempt is None:
-            if len(found) == 4:
-                break
-            attempt = cv2.normalize(gray, None, 0, 255, cv2.NORM_MINMAX)
-            attempt = cv2.createCLAHE(2.0, (8, 8)).apply(attempt)
-        corners, ids, _ = _detector().detectMarkers(attempt)
-        for c, i in zip(corners, [] if ids is None else ids.ravel(), strict=False):
-            if 0 <= int(i) <= 3 and int(i) not in found:
-                found[int(i)] = c[0].astype(np.float64)
-    return found
-
-
-def marker_outlines(frame: np.ndarray) -> list[np.ndarray]:
-    """The four corners (pixels) of every printed marker, found in one pass at half size: where
-    the markers are, not precise enough to calibrate from, in a quarter of the time (2.4 ms for a
-    640×640 photo, 3.6 for a 1280×720 table)."""
-    small = cv2.resize(_gray(frame), None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    corners, ids, _ = _detector().detectMarkers(small)
-    return [] if ids is None else [c[0].astype(np.float32) * 2 for c in corners]
-
-
-def marker_centre(corners: np.ndarray) -> np.ndarray:
-    """Intersection of the diagonals: the projected centre, exact under perspective."""
-    p0, p1, p2, p3 = corners
-    d1, d2 = p2 - p0, p3 - p1
-    denom = d1[0] * d2[1] - d1[1] * d2[0]
-    if abs(denom) < 1e-9:
-        return corners.mean(axis=0)
-    s = ((p1[0] - p0[0]) * d2[1] - (p1[1] - p0[1]) * d2[0]) / denom
-    return p0 + s * d1
-
-
-def marker_table_points(layout: Layout) -> dict[int, np.ndarray]:
-    """Table mm of each marker's centre and its corners in detection order (the marker printed
-    with its top towards the back edge: top-left is towards x−, y+)."""
-    w, h, a = layout.table_w, layout.table_h, MARKER_MM / 2
-    out = {}
-    for i, (cx, cy) in enumerate([(0, 0), (w, 0), (w, h), (0, h)]):
-        out[i] = np.array([[cx, cy], [cx - a, cy + a], [cx + a, cy + a], [cx + a, cy - a], [cx - a, cy - a]])
-    return out
-
-
-def marker_cells(layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The centre (table mm) of each of the 6 × 6 cells of every printed marker (its black border
-    and its 4 × 4 bits), whether that cell is printed white, and the marker's id."""
-    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
-    cell = MARKER_MM / 6
-    pts, white, ids = [], [], []
-    for i, points in marker_table_points(layout).items():
-        cx, cy = points[0]
-        bits = cv2.aruco.generateImageMarker(dictionary, i, 6) > 127   # one pixel a cell, top row first
-        for r in range(6):
-            for c in range(6):   # the marker's top towards the back edge (y+), as in marker_table_points
-                pts.append((cx - MARKER_MM / 2 + (c + 0.5) * cell, cy + MARKER_MM / 2 - (r + 0.5) * cell))
-                white.append(bool(bits[r, c]))
-                ids.append(i)
-    return np.array(pts), np.array(white), np.array(ids)
 
 
 @dataclass
@@ -229,7 +149,7 @@ class Calibration:
     def check_markers(self, frame: np.ndarray, tolerance_px: float | None = None) -> dict[int, float | None]:
         """For each marker, how far (pixels) from where it was calibrated it is now seen, or None
         when it is not seen (covered by a hand, or gone). Looks only near the calibrated spots."""
-        gray = _gray(frame)
+        gray = gray_of(frame)
         h, w = gray.shape
         half = int(self.marker_px * 1.6)
         out: dict[int, float | None] = {}
@@ -239,7 +159,7 @@ class Calibration:
             if x1 - x0 < 10 or y1 - y0 < 10:
                 out[i] = None
                 continue
-            corners, ids, _ = _detector().detectMarkers(np.ascontiguousarray(gray[y0:y1, x0:x1]))
+            corners, ids, _ = detector().detectMarkers(np.ascontiguousarray(gray[y0:y1, x0:x1]))
             out[i] = None
             for c, j in zip(corners, [] if ids is None else ids.ravel(), strict=False):
                 if int(j) == i:
@@ -316,7 +236,7 @@ class Calibration:
                                    "companion calibrate table") from None
 
     def save(self, path: str | Path) -> None:
-        from companion.config import write_atomic
+        from companion.files import write_atomic
 
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
@@ -453,174 +373,3 @@ def overlay(frame: np.ndarray, cal: Calibration) -> np.ndarray:
     return img
 
 
-# --------------------------------------------------------------------------------------------
-# the printable sheet
-DPI = 300
-
-
-def sheet_pages() -> list[np.ndarray]:
-    """Two A4 pages at 300 dpi, two markers each: the 80 mm black marker on a white margin, its id,
-    its corner of the table, which way it faces, and an 80 mm line to check the printer's scale."""
-    mm = DPI / 25.4
-    w, h = int(round(210 * mm)), int(round(297 * mm))
-    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
-    side = int(round(MARKER_MM * mm))
-    pages = []
-    for first in (0, 2):
-        page = np.full((h, w), 255, np.uint8)
-        for k, i in enumerate((first, first + 1)):
-            cy = int(round((74 + 148 * k) * mm))
-            x0, y0 = (w - side) // 2, cy - side // 2
-            page[y0:y0 + side, x0:x0 + side] = cv2.aruco.generateImageMarker(dictionary, i, side)
-            # cut line 15 mm around the marker (the white margin)
-            m = int(round(15 * mm))
-            cv2.rectangle(page, (x0 - m, y0 - m), (x0 + side + m, y0 + side + m), 190, 2)
-            text = f"marker {i}: {MARKER_NAMES[i]} corner of the table"
-            cv2.putText(page, text, (x0 - m, y0 - m - 40), cv2.FONT_HERSHEY_SIMPLEX, 1.6, 0, 3, cv2.LINE_AA)
-            cv2.putText(page, "this edge towards the back of the table (away from the players)",
-                        (x0 - m, y0 - m - 100), cv2.FONT_HERSHEY_SIMPLEX, 1.1, 80, 2, cv2.LINE_AA)
-            ly = y0 + side + m + 70
-            cv2.line(page, (x0, ly), (x0 + side, ly), 0, 4)
-            cv2.putText(page, "80 mm: measure this line; print at 100 % (no fit to page)", (x0 - m, ly + 60),
-                        cv2.FONT_HERSHEY_SIMPLEX, 1.1, 80, 2, cv2.LINE_AA)
-        pages.append(page)
-    return pages
-
-
-def pdf_bytes(pages: list[np.ndarray], dpi: int = DPI) -> bytes:
-    """A minimal PDF with one grey image per page, each filling an A4-sized page at ``dpi``."""
-    import zlib
-
-    objects: list[bytes] = []
-    kids = []
-    for page in pages:
-        h, w = page.shape
-        pw, ph = w * 72.0 / dpi, h * 72.0 / dpi
-        img_id, content_id, page_id = len(objects) + 3, len(objects) + 4, len(objects) + 5
-        data = zlib.compress(page.tobytes(), 9)
-        objects.append(b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
-                       b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % (w, h, len(data))
-                       + data + b"\nendstream")
-        content = b"q %.2f 0 0 %.2f 0 0 cm /Im0 Do Q" % (pw, ph)
-        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Contents %d 0 R "
-                       b"/Resources << /XObject << /Im0 %d 0 R >> >> >>" % (pw, ph, content_id, img_id))
-        kids.append(page_id)
-    head = [b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % k for k in kids) + b"] /Count %d >>" % len(kids)]
-    allobj = head + objects
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for n, body in enumerate(allobj, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(allobj) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(allobj) + 1, xref)
-    return bytes(out)
-
-
-def write_sheet(folder: str | Path) -> list[Path]:
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    pages = sheet_pages()
-    written = []
-    for n, page in enumerate(pages, start=1):
-        path = folder / f"markers-page{n}.png"
-        cv2.imwrite(str(path), page, [cv2.IMWRITE_PNG_COMPRESSION, 9])
-        written.append(path)
-    pdf = folder / "markers.pdf"
-    pdf.write_bytes(pdf_bytes(pages))
-    written.append(pdf)
-    return written
-
-
-# --------------------------------------------------------------------------------------------
-# command: companion calibrate table
-FIELD_OF_VIEW = (10.0, 170.0)  # degrees across the frame that --focal may give: a long lens to a fisheye
-
-
-def focal_px(text: str) -> float:
-    """--focal: a positive number (nan, inf or 0 ended in a traceback after the calibration file,
-    unusable, was written)."""
-    try:
-        focal = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(focal) or focal <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a focal length in pixels (985 suits a Pi Camera "
-                                         "Module 3 at 1280 wide)")
-    return focal
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("image", nargs="?", help="one camera frame showing the four table markers (PNG/JPEG)")
-    parser.add_argument("--sheet", metavar="DIR", help="write the printable marker sheet (PNG pages + PDF) to DIR")
-    parser.add_argument("--out", help="calibration file to write (default: calibration.table of "
-                        "companion.toml, else <data dir>/table.json)")
-    parser.add_argument("--overlay", help="overlay image to write (default: beside --out, -overlay.png)")
-    parser.add_argument("--layout", help="a calibration or layout JSON whose 'layout' to use (adjusted table)")
-    parser.add_argument("--focal", type=focal_px, help="camera focal length in pixels (default: Pi Camera "
-                        "Module 3, 985 px at 1280 wide)")
-    parser.add_argument("--config", help="companion.toml")
-
-
-def run(args: argparse.Namespace) -> int:
-    from companion import config as config_mod
-
-    try:
-        cfg = config_mod.load(args.config)
-    except config_mod.ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if args.sheet:
-        for path in write_sheet(args.sheet):
-            print(f"wrote {path}")
-        if not args.image:
-            return 0
-    if not args.image:
-        print("error: give a camera frame (IMAGE) or --sheet DIR", file=sys.stderr)
-        return 2
-    out = Path(args.out or config_mod.calibration_file(cfg, "table"))
-    try:
-        frame = load_image(args.image, 32)  # as `companion cups` reads it (a JPEG cut short is refused)
-    except ImageError as err:
-        print(f"error: cannot read image: {err.message}", file=sys.stderr)
-        return 2
-    if args.focal is not None:
-        width = frame.shape[1]
-        fov = math.degrees(2 * math.atan(width / (2 * args.focal)))
-        if not FIELD_OF_VIEW[0] <= fov <= FIELD_OF_VIEW[1]:  # 1e-9 wrote a calibration that saw no cup
-            print(f"error: --focal {args.focal:g} px gives a {fov:.0f}° view across this {width}-pixel-wide frame; "
-                  f"a camera sees {FIELD_OF_VIEW[0]:.0f}-{FIELD_OF_VIEW[1]:.0f}° (the Pi Camera Module 3: "
-                  f"{DEFAULT_FOCAL_1280 * width / 1280:.0f} px at this width)", file=sys.stderr)
-            return 2
-    layout = None
-    if args.layout:
-        try:
-            data = json.loads(Path(args.layout).read_text())
-            layout = Layout.from_dict(data.get("layout", data))
-        except (OSError, ValueError, TypeError, AttributeError) as err:
-            print(f"error: layout {args.layout}: {err}", file=sys.stderr)
-            return 2
-    try:
-        cal = calibrate(frame, layout, args.focal)
-    except CalibrationError as err:
-        print(f"calibration failed ({err.code}): {err.message}", file=sys.stderr)
-        return 1
-    try:
-        cal.save(out)
-    except OSError as err:
-        print(f"error: {config_mod.cannot_write(out, err)}", file=sys.stderr)
-        return 2
-    over = Path(args.overlay) if args.overlay else out.with_name(out.stem + "-overlay.png")
-    if not cv2.imwrite(str(over), overlay(frame, cal)):
-        print(f"error: cannot write the overlay {over} (--overlay FILE.png to put it elsewhere)", file=sys.stderr)
-        return 2
-    print(f"table calibrated in {cal.ms:.0f} ms: 4 markers, error {cal.error_mm:.1f} mm, "
-          f"table {cal.layout.table_w:.0f} × {cal.layout.table_h:.0f} mm")
-    print(f"wrote {out}")
-    print(f"check {over}: the coloured rings must sit on the cups' rims")
-    return 0

@@ -129,7 +129,7 @@ class ColourProfiles:
         return doc
 
     def save(self, path: str | Path) -> None:
-        from companion.config import write_atomic
+        from companion.files import write_atomic
 
         write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 

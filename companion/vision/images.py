@@ -1,6 +1,6 @@
-"""Image files for the commands that read photos (``companion dice``, ``companion cups``): open
-one, or say in words why it cannot be read, so that one bad image in a batch gives its own error
-line (EVENTS.md: ``{"image": …, "error": {"code", "message"}}``) and the command goes on.
+"""Image files for the readers: open one, or say in words why it cannot be read (an
+:class:`ImageError` with a code), so that one bad image in a batch of ``companion dice`` or
+``companion cups`` gets its own error line and the command goes on.
 
 Codes: ``NOT_FOUND`` (no such file), ``NOT_A_FILE`` (a directory, say), ``NOT_READABLE``
 (permissions), ``NOT_AN_IMAGE`` (empty, nothing OpenCV can decode, or a JPEG cut short), ``TOO_SMALL``
@@ -9,10 +9,8 @@ Codes: ``NOT_FOUND`` (no such file), ``NOT_A_FILE`` (a directory, say), ``NOT_RE
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import sys
 from pathlib import Path
 
 import cv2
@@ -26,30 +24,6 @@ class ImageError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-def error_line(image: str, code: str, message: str) -> dict:
-    """The output line of an image that could not be read (EVENTS.md)."""
-    return {"image": image, "error": {"code": code, "message": message}}
-
-
-def printable(text: str) -> str:
-    """A text line as a terminal can take it: a file name that is not UTF-8 (``caf\\xe9.jpg`` from
-    an old card) reaches Python as lone surrogates, which a UTF-8 locale's stdout refuses with a
-    UnicodeEncodeError that ended the batch; they show as U+FFFD, as ``ls`` shows them. (The
-    JSON lines escape them and name the file exactly.)"""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def run_error(as_json: bool, code: str, message: str) -> int:
-    """A file the whole run needs (``--colours``, ``--calibration``) that cannot be used: no image
-    is read. With ``--json`` one ``{"error": {"code", "message"}}`` line on stdout (no ``image``:
-    it is about none), else ``error: message`` on stderr; exit status 2, as for a usage error."""
-    if as_json:
-        print(json.dumps({"error": {"code": code, "message": message}}), flush=True)
-    else:
-        print(f"error: {message}", file=sys.stderr)
-    return 2
 
 
 def load_image(path: str, min_side: int) -> np.ndarray:

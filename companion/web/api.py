@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import io
 import json
-import sqlite3
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -64,10 +63,10 @@ from flask import Blueprint, Response, current_app, jsonify, request, session, s
 from werkzeug.exceptions import HTTPException
 
 from companion.games.base import EventError, Game, RuleError, no_json_constant, not_text
-from companion.table.log import NotStored
+from companion.table import LogUnreadable, NotStored
 from companion.table.table import NO_SUCH_GAME, NO_SUCH_PROPOSAL, replay_rows
-from companion.web.app import Companion
 from companion.web.auth import is_loopback
+from companion.web.context import ctx
 
 api = Blueprint("api", __name__, url_prefix="/api")
 
@@ -79,10 +78,6 @@ class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
         super().__init__(message)
         self.status, self.code, self.message, self.headers = status, code, message, headers or {}
-
-
-def ctx() -> Companion:
-    return current_app.extensions["companion"]
 
 
 def error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -109,13 +104,18 @@ def _event_error(err: EventError) -> Response:
     return error(400, "BAD_EVENT", str(err))
 
 
-@api.errorhandler(sqlite3.Error)
-def _log_error(err: sqlite3.Error) -> Response:
-    """The disk, not a bug: a change that could not be written (full, read-only) or a damaged page
-    of an old game. Nothing was changed, and the phone is told so in a sentence."""
+@api.errorhandler(NotStored)
+def _not_stored(err: NotStored) -> Response:
+    """The disk, not a bug: a change that could not be written (full, read-only). Nothing was
+    changed, and the phone is told so in a sentence."""
     current_app.logger.error("table log: %s", err)
-    if isinstance(err, NotStored):
-        return error(503, "NOT_STORED", str(err))
+    return error(503, "NOT_STORED", str(err))
+
+
+@api.errorhandler(LogUnreadable)
+def _unreadable(err: LogUnreadable) -> Response:
+    """A damaged page of an old game: nothing was changed."""
+    current_app.logger.error("table log: %s", err)
     return error(503, "LOG_UNREADABLE", f"the table log could not be read ({err}): nothing was changed; "
                                          "the game being played goes on")
 
@@ -401,21 +401,9 @@ def confirm(proposal_id: int) -> Response:
     try:
         return jsonify(c.table.confirm(proposal_id, None))
     except RuleError:
-        panel = getattr(c.live, "panel", None)
-        if panel is not None:  # the buzzer says "refused" for a phone's confirm too
-            panel.sound("refused")
+        if c.live is not None:  # the buzzer says "refused" for a phone's confirm too
+            c.live.refused()
         raise
-
-
-@api.post("/demo/new")
-@needs_pin
-def new_demo() -> tuple[Response, int]:
-    """The demo's "new game": another rendered game plays itself (404 outside the demo)."""
-    body(frozenset(), optional=True)
-    restart = getattr(ctx().live, "new_demo", None)
-    if restart is None:
-        raise ApiError(404, "NOT_DEMO", "this companion is not running the demo table")
-    return jsonify(restart()), 201
 
 
 @api.post("/pending/<int:proposal_id>/reject")

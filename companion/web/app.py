@@ -1,49 +1,29 @@
 """The Flask app factory: ``create_app(config, table=None, live=None)``.
 
 ``config`` is a ``companion.toml`` dictionary (``companion.config.load``); missing keys take their
-defaults. Without a ``table`` one is opened at ``<data.dir>/table.sqlite``. ``live`` is the camera
-loop of ``companion serve`` when a camera is configured (``health() -> dict``,
-``latest_jpeg() -> bytes | None``); without it the scoreboard runs on phone entry alone.
+defaults. Without a ``table`` one is opened at ``<data.dir>/table.sqlite``. ``live`` is the running
+service (:class:`LiveLink`); without it the scoreboard runs on phone entry alone. The demo's
+"new game" endpoint (``web/demo.py``) exists only when the service plays the demo table.
 """
 
 from __future__ import annotations
 
 import copy
 import secrets
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from flask import Flask
 
 from companion.config import DEFAULTS, data_path
 from companion.table import Table
+from companion.web.api import api
 from companion.web.auth import PinGuard, generate_pin
+from companion.web.context import Companion, LiveLink
 from companion.web.i18n import LANGUAGES
+from companion.web.pages import pages
 from companion.web.stream import Hub
 
 MAX_BODY_BYTES = 64 * 1024  # the largest legitimate body (a twentyone new_game with six sheets) is ~5 KB
-
-
-class Live(Protocol):
-    def health(self) -> dict[str, Any]: ...
-
-    def latest_jpeg(self, quality: int = 80, raw: bool = False) -> bytes | None: ...
-
-
-@dataclass
-class Companion:
-    """What the blueprints share: ``current_app.extensions["companion"]``."""
-
-    config: dict[str, Any]
-    table: Table
-    hub: Hub
-    guard: PinGuard
-    pin_source: str  # "config", "env" or "generated"
-    live: Live | None = None
-    public_base: str | None = None  # e.g. "http://192.168.1.20:8000/", set by the server
-
-    def close(self) -> None:
-        self.hub.close()
 
 
 def complete_config(config: dict[str, Any] | None) -> dict[str, Any]:
@@ -58,7 +38,7 @@ def complete_config(config: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def create_app(config: dict[str, Any] | None = None, table: Table | None = None,
-               live: Live | None = None) -> Flask:
+               live: LiveLink | None = None) -> Flask:
     import os
 
     cfg = complete_config(config)
@@ -85,11 +65,12 @@ def create_app(config: dict[str, Any] | None = None, table: Table | None = None,
     app.extensions["companion"] = Companion(cfg, table, Hub(table), PinGuard(pin), source, live)
     app.jinja_env.globals["LANGUAGES"] = LANGUAGES
 
-    from companion.web.api import api
-    from companion.web.pages import pages
-
     app.register_blueprint(api)
     app.register_blueprint(pages)
+    if live is not None and live.demo:
+        from companion.web.demo import demo
+
+        app.register_blueprint(demo)
     return app
 
 

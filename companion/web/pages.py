@@ -87,7 +87,7 @@ def scoreboard() -> str:
 def controller() -> str:
     live = current_app.extensions["companion"].live
     return _render("controller.html", "controller", event_fields=event_fields(),
-                   demo=getattr(live, "new_demo", None) is not None)
+                   demo=live is not None and live.demo)
 
 
 @pages.get("/setup")

@@ -1,5 +1,5 @@
-"""The scoreboard on waitress, one thread per open phone stream. ``companion serve`` itself is
-:mod:`companion.live` (it adds the camera loop); its options are defined here.
+"""The scoreboard on waitress, one thread per open phone stream (``companion serve`` is
+:mod:`companion.cli.serve`, which adds the camera loop).
 
 ``serve(app, host, port, threads)`` is the reusable part (the live camera loop calls it);
 ``start(app, host, port, threads)`` runs the same server in a background thread and returns a
@@ -8,7 +8,6 @@ handle that can stop it (tests, benchmarks).
 
 from __future__ import annotations
 
-import argparse
 import logging
 import socket
 import threading
@@ -17,22 +16,12 @@ from typing import Any
 
 from flask import Flask
 
-from companion.config import option
-
 log = logging.getLogger(__name__)
 
 # Streams hold their thread; waitress answers other requests with the rest, and at least
 # RESERVED_THREADS (half the threads of a small pool) are never given to streams.
 MIN_THREADS = 8
 RESERVED_THREADS = 8
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", help="address to listen on (default from config: 0.0.0.0, every phone on the Wi-Fi)")
-    parser.add_argument("--port", type=option("server.port"), help="port (default from config: 8000)")
-    parser.add_argument("--data-dir", help="where table.sqlite lives (default from config: ./data)")
-    parser.add_argument("--config", help="companion.toml (default: ./companion.toml if present)")
-    parser.add_argument("--threads", type=option("server.threads"), help="server threads, one per open scoreboard (default from config: 128)")
 
 
 def lan_address() -> str | None:

@@ -1,7 +1,7 @@
 """``companion bench dice`` on labelled folders set up wrong, as one copied by hand is: a missing or
 malformed label, a class beyond 5, a photo that is not one, a split that is not there. Each is one
 clear error naming the file (exit status 2), never a traceback and never figures quietly taken
-on other dice than the labels say. Built from two train-split photos of shared/data."""
+on other dice than the labels say. Built from two train-split photos of tests/data/dice/byler."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ PHOTOS = ["IMG_20191208_111228", "IMG_20191208_111246"]  # train split: 22 dice 
 
 
 @pytest.fixture()
-def folder(tmp_path: Path, shared_dir: Path) -> Path:
+def folder(tmp_path: Path, byler_dir: Path) -> Path:
     """A labelled folder as the byler one is laid out: images/, labels/, annotations.csv."""
-    byler = shared_dir / "data" / "dice" / "byler"
+    byler = byler_dir
     root = tmp_path / "labelled"
     (root / "images").mkdir(parents=True)
     (root / "labels").mkdir()

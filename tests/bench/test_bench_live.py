@@ -7,7 +7,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from companion.bench.live import measure
+
+pytestmark = pytest.mark.slow  # a whole rendered game through the service, ~1 min each
 
 
 def test_E12_every_throw_into_a_cup_reaches_the_phones_scoreboard_and_the_scripted_side_wins(tmp_path):

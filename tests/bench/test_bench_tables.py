@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from companion.cli import main
 
 
+@pytest.mark.slow
 def test_bench_tables_reads_random_tables_and_prints_its_figures(capsys) -> None:
     assert main(["bench", "tables", "--tables", "2", "--seed", "7000", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)

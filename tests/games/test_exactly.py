@@ -385,6 +385,7 @@ def test_every_legal_move_is_accepted():
             game.push(engine.random_action(game.state, rng))
 
 
+@pytest.mark.slow
 def test_random_play_finishes_every_game():
     result = simulate("exactly", games=100, seed=3)
     assert result["error_count"] == 0, result["errors"]

@@ -1,5 +1,5 @@
 """Stack 21 logs that are not a rule matter: `companion replay` exits 2 naming the line (or the
-reason code of a new_game that starts nothing). Its scenario logs run in tests/test_scenarios.py."""
+reason code of a new_game that starts nothing). Its scenario logs run in tests/cli/test_scenarios.py."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import random
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -85,6 +86,7 @@ def noise(rng: random.Random) -> dict[str, Any]:
     ])
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 4), teams=st.booleans(), small=st.booleans(),
        steps=st.integers(1, 600), noisy=st.floats(0, 0.5), undo=st.floats(0, 0.2))
@@ -117,6 +119,7 @@ def test_every_card_is_always_in_exactly_one_place(seed, n, teams, small, steps,
         check_legal_actions(game, rng)
 
 
+@pytest.mark.slow
 def test_seeded_random_bots_finish_their_games_by_the_winning_rule():
     """S14 over 60 random games of every shape (players, teams, options, known or unknown stock)."""
     rng = random.Random(2024)

@@ -496,9 +496,9 @@ def test_T12_highest_total_wins_and_a_tie_shares():
 
 # --- the seed's filled sheet, through `companion replay` ---------------------------------------
 
-def seed_filled_sheet(shared_dir: Path) -> list[list[tuple[int | None, bool]]]:
+def seed_filled_sheet(seeds_dir: Path) -> list[list[tuple[int | None, bool]]]:
     """The Hungarian seed's finished sheet C: per row, per cell (value or None if struck, exact)."""
-    text = (shared_dir / "seeds" / "twenty-one.hu.txt").read_text(encoding="utf-8")
+    text = (seeds_dir / "twenty-one.hu.txt").read_text(encoding="utf-8")
     rows = []
     for line in text.splitlines():
         if re.search(r"= \d+\s", line + " ") and "\t" in line and not line.startswith("Bonus"):
@@ -507,12 +507,12 @@ def seed_filled_sheet(shared_dir: Path) -> list[list[tuple[int | None, bool]]]:
     return rows
 
 
-def test_T9_T11_seed_sheet_c_replays_to_88(shared_dir):
-    from companion.replay import read_jsonl, replay
+def test_T9_T11_seed_sheet_c_replays_to_88(seeds_dir):
+    from companion.games.replay import read_jsonl, replay
 
     with (SCENARIOS / "seed-sheet-c-88.jsonl").open() as f:
         result = replay(read_jsonl(f))
-    seed = seed_filled_sheet(shared_dir)
+    seed = seed_filled_sheet(seeds_dir)
     assert len(seed) == 5
     ann = result["detail"]["sheets"]["Ann"]
     for r, (cells, seed_row) in enumerate(zip(ann["rows"], seed, strict=True), start=1):
@@ -546,6 +546,7 @@ def test_legal_enter_actions_match_the_choices_query():
     assert sum(1 for a in game.legal_actions() if a["type"] == "enter" and a["player"] == "Ann") == 2 ** 5 - 1
 
 
+@pytest.mark.slow
 def test_random_play_finishes_every_game():
     result = simulate("twentyone", games=100, seed=3)
     assert result["error_count"] == 0, result["errors"]

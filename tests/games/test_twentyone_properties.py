@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def check_scores(view: dict) -> None:
         assert sheet["total"] == view["scores"][name]
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), data=st.data())
 def test_T9_T8_rows_score_by_the_table_and_one_row_per_turn(seed, data):

@@ -12,8 +12,8 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from companion.config import load
-from companion.confirm import Confirmer
 from companion.hardware import BEEPS, GpioPanel, NullPanel, make_panel
+from companion.live.confirm import Confirmer
 from companion.table import Table
 
 BUTTON, BUZZER = 17, 18
@@ -183,6 +183,7 @@ def test_a_press_before_the_dice_are_set_is_refused_and_stores_nothing(tmp_path:
     t.close()
 
 
+@pytest.mark.slow
 def test_sounds_follow_the_table_proposed_confirmed_won(table: Table, panel: GpioPanel, factory: MockFactory):
     confirmer = Confirmer(table, panel)
     buzzer = factory.pin(BUZZER)
@@ -218,6 +219,7 @@ def test_a_proposal_the_rules_refuse_buzzes_low(table: Table, panel: GpioPanel, 
     confirmer.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["proposed", "confirmed", "refused", "won"])
 def test_active_buzzer_patterns(kind: str, panel: GpioPanel, factory: MockFactory):
     buzzer = factory.pin(BUZZER)
@@ -235,6 +237,7 @@ def test_active_buzzer_patterns(kind: str, panel: GpioPanel, factory: MockFactor
     assert buzzer.state == 0  # silent afterwards
 
 
+@pytest.mark.slow
 def test_refused_is_a_long_buzz_and_proposed_a_short_chirp(panel: GpioPanel, factory: MockFactory):
     buzzer = factory.pin(BUZZER)
     buzzer.clear_states()
@@ -249,6 +252,7 @@ def test_refused_is_a_long_buzz_and_proposed_a_short_chirp(panel: GpioPanel, fac
     assert buzz[0] > 5 * chirp[0]
 
 
+@pytest.mark.slow
 def test_tonal_buzzer_plays_a_tune_when_won_and_a_low_note_when_refused():
     factory = MockFactory(pin_class=RecordingPWMPin)
     panel = GpioPanel(BUTTON, BUZZER, tonal=True, long_press_seconds=HOLD, pin_factory=factory)

@@ -11,6 +11,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from companion.table import Table
 
 WRITER = textwrap.dedent("""
@@ -29,6 +31,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_sigkill_never_loses_an_appended_event(tmp_path):
     path = tmp_path / "table.sqlite"
     rng = random.Random(7)

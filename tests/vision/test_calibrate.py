@@ -13,16 +13,11 @@ import numpy as np
 import pytest
 
 from companion.cli import main
-from companion.vision.calibrate import (
-    Calibration,
-    CalibrationError,
-    calibrate,
-    find_markers,
-    pdf_bytes,
-    write_sheet,
-)
+from companion.cli.calibrate_table import pdf_bytes, write_sheet
+from companion.sim.render import Hand, Look, Renderer, Scene, full_table, marker_sheet_image
+from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.layout import Layout
-from companion.vision.render import Hand, Look, Renderer, Scene, full_table, marker_sheet_image
+from companion.vision.markers import find_markers
 
 LAYOUT = Layout()
 

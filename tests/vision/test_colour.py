@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from companion.cli import main
+from companion.sim.dice import BODY_BGR, draw_die, pip_colour
 from companion.vision.colour import (
     DEFAULT_FILE,
     UNKNOWN,
@@ -21,10 +22,9 @@ from companion.vision.colour import (
     face_lab,
     load_profiles,
 )
-from companion.vision.dice import DiceReader
-from companion.vision.draw_dice import BODY_BGR, draw_die, pip_colour
+from companion.vision.dice.reader import DiceReader
 
-LABELS = Path(__file__).parent / "data" / "byler_colours.json"
+LABELS = Path(__file__).parents[1] / "data" / "dice" / "byler_colours.json"
 
 
 def lab(bgr: tuple[int, int, int]) -> np.ndarray:
@@ -197,14 +197,14 @@ def test_calibrate_colours_from_labelled_positions(tmp_path: Path, capsys) -> No
     assert set(ColourProfiles.load(tmp_path / "c.json").profiles) == {"red", "green"}
 
 
-def test_default_profiles_on_hand_labelled_train_photos(shared_dir: Path) -> None:
+def test_default_profiles_on_hand_labelled_train_photos(byler_dir: Path) -> None:
     """Real dice (byler train photos, colours labelled by hand): a die of one profile colour is
     never named as another, and almost every die is right or unknown."""
     truth = json.loads(LABELS.read_text())["train"]
     profiles = default_profiles()
     right = unknown = wrong = crossed = 0
     for image, dice in truth.items():
-        frame = cv2.imread(str(shared_dir / "data" / "dice" / "byler" / image))
+        frame = cv2.imread(str(byler_dir / image))
         for d in dice:
             if d["color"] == "ambiguous":
                 continue

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from companion.cli import main
+from companion.sim.render import Ball, Cup, Hand, Look, Renderer, Scene, full_table
 from companion.vision.calibrate import calibrate
-from companion.vision.cups import CupReader
-from companion.vision.discover import measure_table
+from companion.vision.cups.discover import measure_table
+from companion.vision.cups.reader import CupReader
 from companion.vision.layout import Layout
-from companion.vision.render import Ball, Cup, Hand, Look, Renderer, Scene, full_table
 
 LAYOUT = Layout()
 FULL = {"blue": 4, "red": 4, "green": 4, "yellow": 4, "silver": 1}
@@ -152,6 +152,7 @@ WARM = (0.70, 0.92, 1.12)   # a warm lamp (B, G, R): yellow cups turn orange, th
 COOL = (1.15, 1.0, 0.85)    # a cool window: blue cups leave blue's hue band
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("look", [Look(tilt_deg=14, colour=WARM), Look(tilt_deg=20, light=0.7, colour=COOL),
                                   Look(tilt_deg=8, light=0.25, gradient=0.1, noise=1.5)],
                          ids=["warm-lamp", "cool-light", "quarter-light"])
@@ -218,6 +219,7 @@ def other_table(layout: Layout, look: Look) -> np.ndarray:
     return Renderer(look, layout, seed=5).frame(Scene(tuple(cups), start.dice, (ball,)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(OTHER_TABLES))
 def test_cups_command_reads_a_table_of_another_size_and_arrangement(name: str, tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
@@ -234,6 +236,7 @@ def test_cups_command_reads_a_table_of_another_size_and_arrangement(name: str, t
         assert min(np.hypot(*(np.array(c["center"]) - p)) for p in truth[(c["side"], c["color"])]) < 10.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("look", TUNED + UNSEEN, ids=["straight", "tilt30-half", "steep-dim-pale-table",
                                                       "bright-dark-table-blur", "wide-lens-noisy"])
 def test_cups_command_finds_the_default_tables_cups_as_the_slot_reader_does(look: Look, tmp_path: Path,

@@ -13,9 +13,9 @@ import pytest
 
 from companion.bench.dice import load_labelled, match
 from companion.cli import main
+from companion.sim.dice import BODY_BGR, draw_die, pip_colour, render_dice
 from companion.vision.colour import ColourProfiles
-from companion.vision.dice import DiceReader, Die, read_dice
-from companion.vision.draw_dice import BODY_BGR, draw_die, pip_colour, render_dice
+from companion.vision.dice.reader import DiceReader, Die, read_dice
 
 # Train-split photos held out from fitting the networks (every 10th train image).
 HELD_OUT = ["IMG_20191208_111228", "IMG_20191208_111530", "IMG_20191208_111820", "IMG_20191208_111953",
@@ -31,8 +31,8 @@ def reader() -> DiceReader:
 
 
 @pytest.fixture(scope="module")
-def byler(shared_dir: Path) -> Path:
-    return shared_dir / "data" / "dice" / "byler"
+def byler(byler_dir: Path) -> Path:
+    return byler_dir
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,7 @@ def test_held_out_train_photos_are_read_with_their_values(reader: DiceReader, he
     assert len(bad) <= 3, bad
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zoom", [0.6, 2.5, 3.5])
 def test_a_photo_of_another_resolution_is_read_like_the_original(reader: DiceReader, held_out, zoom) -> None:
     """A phone of another resolution, or a camera nearer the table: the same held-out photos
@@ -259,9 +260,9 @@ def test_a_photo_of_the_whole_table_gives_its_dice_and_nothing_else(tmp_path: Pa
     two 6s) to the reader, and so did the gaps between round cups (three on the felt, one on the
     grey and dark cloths); ``companion dice`` on a photo of the whole table gives its eight set-up
     dice and nothing else."""
-    from companion.vision.calibrate import find_markers
+    from companion.sim.render import TABLES, Look, Renderer, full_table
     from companion.vision.layout import Layout
-    from companion.vision.render import TABLES, Look, Renderer, full_table
+    from companion.vision.markers import find_markers
 
     layout = Layout()
     values = {"A": {"blue": 6, "red": 4, "green": 1, "yellow": 3}, "B": {"blue": 2, "red": 5, "green": 6, "yellow": 4}}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from companion.replay import read_jsonl, replay
+from companion.games.replay import read_jsonl, replay
 from companion.web.auth import MAX_WRONG
 from tests.web.conftest import DICE_A, DICE_B, NEW_EXACT21, PIN
 

@@ -10,7 +10,8 @@ import urllib.request
 import pytest
 
 from companion.config import load
-from companion.live import Service
+from companion.live.service import Service
+from companion.sim.rendered_table import for_config
 from companion.web.server import start
 from tests.web.conftest import CHROMIUM, DICE_A, DICE_B, NEW_EXACT21, PHONE, SHOTS, phone
 from tests.web.test_browser import play_random, post
@@ -26,7 +27,7 @@ def test_camera_page_fits_a_phone_with_the_rendered_camera(browser, tmp_path):
     config = load(None, {"camera": {"source": "render", "render_seed": 10, "render_speed": 1.0},
                          "data": {"dir": str(tmp_path / "data")}, "server": {"pin": "2468"},
                          "panel": {"enabled": False}, "confirm": {"auto_seconds": 0.3}})
-    service = Service(config)
+    service = Service(config, rendered=for_config(config))
     service.start()
     running = start(service.app, "127.0.0.1", 0, threads=16)
     try:

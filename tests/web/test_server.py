@@ -68,6 +68,7 @@ def test_serve_with_a_broken_config_says_why(tmp_path):
     assert r.returncode == 2 and "unknown key 'server.prot'" in r.stderr
 
 
+@pytest.mark.slow
 def test_bench_web_json_has_the_figures(tmp_path):
     """Not a timing test: the figures are printed, the target is judged by a person."""
     r = subprocess.run([sys.executable, "-m", "companion", "bench", "web", "--clients", "3", "--events", "4",
@@ -205,6 +206,7 @@ def post(url: str, body: dict, pin: str = "1357") -> tuple[int, dict]:
         return err.code, json.load(err)
 
 
+@pytest.mark.slow
 def test_a_second_serve_on_the_same_data_dir_refuses_to_start(tmp_path):
     """Two services on one log each played their own copy of the game: both phones got 200 for
     their throw, and after a restart one of the two throws was a refused row (NOT_YOUR_TURN):

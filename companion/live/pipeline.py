@@ -1,0 +1,252 @@
+"""The camera's frame processors for the live loop: calibration, the dice step and the cup watch.
+
+:class:`TableVision` is the one processor :class:`companion.live.loop.Live` runs. On its first frames
+it calibrates the table from the four markers (or loads a stored calibration) and says clearly
+which marker is missing while it cannot; then, per frame:
+
+- the **dice step** reads dice only while the game waits for dice from the table (its
+  ``legal`` actions hold a ``dice``, ``roll`` or ``reroll`` template — DESIGN.md's "what may
+  happen now", used as the camera's plausibility check), so the dice reader costs nothing
+  during the throws. A settled roll (:class:`~companion.live.watch_dice.DiceWatch`) is put in
+  table millimetres, dice on the markers or off the table are dropped, and
+  :func:`companion.live.proposals.dice_event` makes the game's event: in 21 Exact one per side whose
+  half holds its four dice;
+- the **cup watch** (:class:`~companion.live.watch_cups.CupWatch`) proposes a ``throw`` when a
+  cup has gone and stays gone, or a ball rests in a cup — only in a 21 Exact game.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.live.proposals import DieReading, dice_event
+from companion.live.watch import Proposed
+from companion.table import Table
+from companion.vision.calibrate import Calibration, CalibrationError, calibrate
+
+log = logging.getLogger(__name__)
+
+DICE_EVENTS = ("dice", "roll", "reroll")
+MARKER_CLEARANCE_MM = 70.0   # a "die" this close to a marker centre is the marker's pattern
+TABLE_MARGIN_MM = 60.0       # dice this far outside the markers' rectangle are off the table
+
+
+def dice_front(cal: Calibration) -> float:
+    """21 Exact: the dice lie in front of the cup rows (table y below this), never under the cups."""
+    return min((slot.y for slot in cal.slots), default=cal.layout.table_h) - cal.layout.rim_d / 2
+
+
+def aim_reader(reader: Any, cal: Calibration, game: str | None = None) -> None:
+    """Point the dice reader at the table: read only the part of the frame where the game's dice
+    can lie, at the scale that suits dice of the size the calibration says they are there (no
+    guessing per frame). The finder's time goes with the area it looks at."""
+    from companion.vision.dice.reader import scale_for
+
+    lay, m = cal.layout, TABLE_MARGIN_MM
+    far = dice_front(cal) if game == "exact21" else lay.table_h + m
+    corners = [(x, y, z) for x in (-m, lay.table_w + m) for y in (-m, far) for z in (0.0, lay.die_mm)]
+    px = cal.project(np.array(corners, np.float64))
+    w, h = cal.image_size
+    x0, y0 = np.floor(px.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(px.max(axis=0)).astype(int)
+    reader.roi = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
+    d = lay.die_mm / 2
+    sides = []
+    for spots in lay.dice_spots().values():
+        for x, y in spots.values():
+            top = cal.project(np.array([[x - d, y, 2 * d], [x + d, y, 2 * d], [x, y - d, 2 * d], [x, y + d, 2 * d]]))
+            sides += [float(np.linalg.norm(top[1] - top[0])), float(np.linalg.norm(top[3] - top[2]))]
+    reader.scale = scale_for(float(np.median(sides)))
+    reader.adapt = False
+
+
+class DiceStep:
+    """Settled dice → the game's dice event, only while the game waits for dice."""
+
+    name = "dice"
+
+    def __init__(self, cal: Calibration, still_seconds: float = 0.8, profiles: Any = None, reader: Any = None):
+        from companion.live.watch_dice import DiceWatch
+        from companion.vision.dice.reader import DiceReader
+
+        self.cal = cal
+        reader = reader or DiceReader(profiles=profiles)
+        aim_reader(reader, cal)
+        self.aimed_for: str | None = None
+        self.watch = DiceWatch(still_seconds=still_seconds, reader=reader)
+        self.status = "waiting"
+        self.last_dice: list[Any] = []
+        self.last_reason = ""
+
+    def wanted(self, state: Mapping[str, Any]) -> bool:
+        return any(a.get("type") in DICE_EVENTS for a in state.get("legal", []))
+
+    def on_table(self, dice: list[Any], game: str | None) -> list[DieReading]:
+        layout = self.cal.layout
+        if not dice:
+            return []
+        mm = self.cal.to_table(np.array([d.center for d in dice], np.float64))
+        markers = [(0.0, 0.0), (layout.table_w, 0.0), (layout.table_w, layout.table_h), (0.0, layout.table_h)]
+        front = dice_front(self.cal)
+        out = []
+        for d, (x, y) in zip(dice, mm, strict=True):
+            if game == "exact21" and y > front:
+                continue
+            if any(np.hypot(x - mx, y - my) < MARKER_CLEARANCE_MM for mx, my in markers):
+                continue
+            if not (-TABLE_MARGIN_MM < x < layout.table_w + TABLE_MARGIN_MM
+                    and -TABLE_MARGIN_MM < y < layout.table_h + TABLE_MARGIN_MM):
+                continue
+            out.append(DieReading(d.value, d.color, (float(x), float(y)), float(d.confidence)))
+        return out
+
+    def feed(self, frame: np.ndarray, t: float, state: Mapping[str, Any]) -> list[Proposed]:
+        if not self.wanted(state):
+            self.status = "no dice expected now"
+            return []
+        if state.get("game") != self.aimed_for:
+            self.aimed_for = state.get("game")
+            aim_reader(self.watch.reader, self.cal, self.aimed_for)
+        roll = self.watch.feed(frame, t)
+        self.status = f"dice: {self.watch.status}"
+        if roll is None:
+            return []
+        self.last_dice = roll.dice
+        readings = self.on_table(roll.dice, state.get("game"))
+        middle = self.cal.layout.table_w / 2
+        groups = [readings]
+        if state.get("game") == "exact21":  # each side's four dice lie in its own half
+            groups = [[d for d in readings if d.center[0] < middle], [d for d in readings if d.center[0] >= middle]]
+        out = []
+        reasons = []
+        for group in groups:
+            if not group:
+                continue
+            suggestion = dice_event(group, state, middle)
+            reasons.append(suggestion.reason)
+            if suggestion.event is not None:
+                out.append(Proposed(suggestion.event, {**suggestion.evidence, "why": suggestion.reason,
+                                                       "frames": roll.frames, "t": round(t, 2),
+                                                       "still_seconds": round(roll.at - roll.still_since, 2)}))
+        self.last_reason = "; ".join(reasons)
+        log.info("settled dice: %s", self.last_reason)
+        return out
+
+    def draw(self, frame: np.ndarray) -> None:
+        for d in self.last_dice:
+            x0, y0, x1, y1 = (int(v) for v in d.box)
+            cv2.rectangle(frame, (x0, y0), (x1, y1), (0, 255, 255), 2)
+            cv2.putText(frame, f"{d.value} {d.color}", (x0, max(12, y0 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+                        (0, 255, 255), 1, cv2.LINE_AA)
+
+
+class TableVision:
+    """Calibration, dice and cups for one camera (a :class:`companion.live.loop.Live` processor)."""
+
+    name = "vision"
+
+    def __init__(self, table: Table, calibration_file: str | Path | None = None,
+                 recalibrate_every: float = 2.0, profiles: Any = None, reader: Any = None):
+        self.table = table
+        self._state: Mapping[str, Any] = {}
+        self._version: int | None = None
+        self.profiles = profiles
+        self.reader = reader  # a DiceReader to share (its networks hold buffers), else one of our own
+        self.calibration_file = Path(calibration_file) if calibration_file else None
+        self.recalibrate_every = recalibrate_every
+        self.cal: Calibration | None = None
+        self.cups: Any = None
+        self.dice: DiceStep | None = None
+        self.status = "calibrating: waiting for the first frame"
+        self._last_try = -1e9
+        self.notices: list[str] = []  # what starting had to do, for the log and /api/health
+        if self.calibration_file is not None and self.calibration_file.exists():
+            try:
+                self._ready(Calibration.load(self.calibration_file), "loaded " + str(self.calibration_file))
+            except (OSError, ValueError, KeyError, CalibrationError) as err:
+                self._unusable(err)
+
+    def _unusable(self, err: Exception) -> None:
+        """A stored calibration that cannot be loaded (empty after a power cut, edited by hand):
+        the service still starts and calibrates from the markers, as with no file; the file is
+        renamed aside first, so the new calibration does not overwrite someone's edited slots."""
+        path = self.calibration_file
+        assert path is not None
+        why = err.message if isinstance(err, CalibrationError) else str(err)
+        aside = path.with_name(f"{path.name}.unusable-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            path.rename(aside)
+            kept = f"it was renamed to {aside.name}"
+        except OSError as move_err:
+            kept = f"it could not be renamed aside ({move_err.strerror}) and will be replaced"
+        self.status = f"calibration file unusable ({why}): calibrating from the camera"
+        notice = (f"the table calibration {path} cannot be used ({why}); {kept}, and the table is "
+                  f"calibrated again from the markers (companion calibrate table to do it by hand)")
+        log.warning("%s", notice)
+        self.notices.append(notice)
+
+    def _ready(self, cal: Calibration, how: str) -> None:
+        from companion.live.watch_cups import CupWatch
+
+        self.cal = cal
+        self.cups = CupWatch(cal)
+        self.dice = DiceStep(cal, profiles=self.profiles, reader=self.reader)
+        self.status = f"calibrated ({how}, {cal.error_mm:.1f} mm)"
+        log.info("table vision: %s", self.status)
+
+    def _calibrate(self, frame: np.ndarray, t: float) -> None:
+        if time.monotonic() - self._last_try < self.recalibrate_every and self._last_try > 0:
+            return
+        self._last_try = time.monotonic()
+        try:
+            cal = calibrate(frame)
+        except CalibrationError as err:
+            self.status = f"not calibrated: {err.message}"
+            return
+        if self.calibration_file is not None:
+            try:
+                cal.save(self.calibration_file)
+            except OSError as err:
+                log.warning("cannot store the calibration in %s: %s", self.calibration_file, err)
+        self._ready(cal, "from the markers")
+
+    def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
+        if self.cal is None:
+            self._calibrate(frame, t)
+            if self.cal is None:
+                return []
+        if (frame.shape[1], frame.shape[0]) != tuple(self.cal.image_size):
+            self._ready(self.cal.scaled(frame.shape[1], frame.shape[0]), "rescaled")
+        assert self.dice is not None
+        state = self.state()
+        out = self.dice.feed(frame, t, state)
+        if state.get("game") == "exact21":
+            out += self.cups.feed(frame, t)
+        return out
+
+    def state(self) -> Mapping[str, Any]:
+        """The table's state, rebuilt only when the table has changed: a full state costs
+        milliseconds (the engine's view and legal actions), too much for every frame."""
+        if self.table.version != self._version:
+            self._version = self.table.version
+            self._state = self.table.state()
+        return self._state
+
+    def draw(self, frame: np.ndarray) -> None:
+        if self.dice is not None:
+            self.dice.draw(frame)
+        if self.cups is not None and hasattr(self.cups, "draw"):
+            self.cups.draw(frame)
+
+    def health(self) -> dict[str, Any]:
+        return {"status": self.status,
+                "cups": getattr(self.cups, "status", None),
+                "dice": self.dice.status if self.dice else None,
+                "dice_last": self.dice.last_reason if self.dice else None}

@@ -1,0 +1,204 @@
+"""Watching the cups: a stream of frames → proposed ``throw`` events, only once things settled.
+
+- A cup gone and staying gone (its place showing bare table, a neighbour's wall or the inside of
+  a neighbouring cup — nothing unexplained like a hand or a shadow — for ``gone_s`` seconds) is a
+  ``throw`` for that side and colour.
+- A ball resting in an upright cup for ``ball_s`` seconds is a ``throw`` for that cup (an
+  overshoot, the silver cup, or a made cup before it is taken out; the cup leaving afterwards is
+  the same throw, not a second one).
+- Never an event: a hand or an arm over the cups, a player leaning over, a ball in flight, a ball
+  popping out again, a cup knocked a few centimetres (it is found again near where it was), a cup
+  turned upside down (the silver tally), the silver cup hidden for a while.
+- A camera that moved (markers no longer where calibrated) stops all proposals and says so in
+  :attr:`CupWatch.status`; :meth:`CupWatch.feed` raises :class:`CameraMoved` when ``strict``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from companion.live.watch import Proposed
+from companion.vision.calibrate import Calibration, CameraMoved
+from companion.vision.cups.reader import BALL_FRACTION, CupReader, CupSeen
+
+# this many cups out of sight together (seen in the last 3 s) is something big over the table
+CROWD = 3
+
+
+@dataclass
+class Tracked:
+    side: str
+    cup: str
+    x: float
+    y: float
+    slot: str
+    seen_at: float = 0.0
+    clean_since: float | None = None
+    clean_frames: int = 0
+    ball_since: float | None = None
+    ball_frames: int = 0
+    ball_last: float | None = None
+    ball_proposed_at: float | None = None
+
+
+@dataclass
+class CupWatch:
+    cal: Calibration
+    gone_s: float = 0.5          # a cup's place bare this long: the cup is gone
+    ball_s: float = 0.5          # a ball resting this long in a cup: a throw for that cup
+    check_every_s: float = 1.0   # how often the markers are checked (camera moved?)
+    strict: bool = False         # raise CameraMoved instead of only stopping and saying so
+    status: str = "starting"
+    moved: bool = False
+    tracked: list[Tracked] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)   # silent decisions (turned, knocked)
+    frame_ms: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.reader = CupReader(self.cal)
+        self._started = False
+        self._last_check: float | None = None
+        self._bad_checks = 0
+        self._newcomers: dict[str, int] = {}
+        self._frames = 0
+        self._home = {s.name: (s.x, s.y) for s in self.cal.slots}
+
+    # -------------------------------------------------------------------------------------
+    def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
+        """One camera frame taken at ``t`` seconds → the throws it settles (usually none)."""
+        t0 = time.perf_counter()
+        try:
+            if self._check_camera(frame, t):
+                return []
+            self._frames += 1
+            # slots without a tracked cup are searched now and then only (a cup put back)
+            # silver cups are looked for round their slot each time: grey all over, a silver
+            # cup's wall and inside look like its rim, and a hint would let it drift
+            hints = {k.slot: (k.x, k.y) if k.cup != "silver" else self._home[k.slot] for k in self.tracked}
+            reading = self.reader.read(frame, hints=hints, turned=False,
+                                       search_all=not self._started or self._frames % 8 == 0)
+            if not self._started:
+                self.tracked = [Tracked(c.side, c.cup, c.x, c.y, c.slot, t) for c in reading.cups]
+                self._started = True
+                self.status = f"watching {len(self.tracked)} cups"
+                return []
+            return self._update(reading.cups, t)
+        finally:
+            self.frame_ms.append((time.perf_counter() - t0) * 1000)
+
+    def _check_camera(self, frame: np.ndarray, t: float) -> bool:
+        if self._last_check is not None and t - self._last_check < self.check_every_s:
+            return self.moved
+        self._last_check = t
+        message = self.cal.moved_message(self.cal.check_markers(frame))
+        if message is None:
+            self.reader.balance(frame)   # the light's colour, measured on the markers once a check
+            self._bad_checks = 0
+            if self.moved:
+                self.moved = False
+                self.status = "markers back where calibrated: watching again"
+            return False
+        self._bad_checks += 1
+        if self._bad_checks >= 2:      # one check may catch an arm over two markers
+            self.moved = True
+            self.status = message
+            if self.strict:
+                raise CameraMoved(message)
+        return self.moved
+
+    # -------------------------------------------------------------------------------------
+    def _update(self, seen: list[CupSeen], t: float) -> list[Proposed]:
+        out: list[Proposed] = []
+        labels = self.reader.last_labels
+        free = list(seen)
+        matched: list[tuple[Tracked, CupSeen]] = []
+        # same slot first, then the nearest of the same side and colour within 60 mm
+        for k in self.tracked:
+            hit = next((c for c in free if c.slot == k.slot), None)
+            if hit is None:
+                near = [c for c in free if c.side == k.side and c.cup == k.cup
+                        and math.hypot(c.x - k.x, c.y - k.y) < 45]
+                hit = min(near, key=lambda c: math.hypot(c.x - k.x, c.y - k.y)) if near else None
+            if hit is not None and k.cup != "silver" and math.hypot(hit.x - k.x, hit.y - k.y) > 45:
+                hit = None      # a cup does not jump: that is something else of its colour
+            if hit is not None:
+                free.remove(hit)
+                matched.append((k, hit))
+        seen_now = {id(k) for k, _ in matched}
+        # cups that just went out of sight (seen in the last 3 s; one unseen for longer is a cup
+        # gone unconfirmed): a hand, an arm or a leaning player is likely over them
+        hidden = [o for o in self.tracked if id(o) not in seen_now and o.cup != "silver" and t - o.seen_at < 3.0]
+        for k, c in matched:
+            if c.score >= 0.8 or k.cup == "silver":   # only a clear rim moves a cup (knocked)
+                k.x, k.y = c.x, c.y
+            k.seen_at = t
+            k.clean_since, k.clean_frames = None, 0
+            # a ball counts only in a cup seen whole, its neighbours seen too (no hand, arm or
+            # leaning player near it, nor their shadows)
+            if c.score >= 0.85 and not self._neighbour_hidden(k, hidden):
+                out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
+        # Many cups out of sight at once: a player leaning over the table or an arm across it,
+        # whose sleeve may even look like a cup's colour where a cup still stands. Nothing is
+        # called gone until they are back in sight.
+        crowd = len(hidden) >= CROWD
+        for k in [k for k in self.tracked if id(k) not in seen_now]:
+            if k.cup == "silver":     # never removed (E11); hidden or turned for the tally
+                continue
+            # something over its place, or over a neighbour (an arm, a player leaning): wait
+            blocked = crowd or self._neighbour_hidden(k, hidden)
+            if blocked or self.reader.clean(labels, k.x, k.y) < 0.9:
+                k.clean_since, k.clean_frames = None, 0
+                continue
+            k.clean_since = t if k.clean_since is None else k.clean_since
+            k.clean_frames += 1
+            if t - k.clean_since >= self.gone_s and k.clean_frames >= 3:
+                self.tracked.remove(k)
+                others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now and o.cup == k.cup]
+                if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None:
+                    self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
+                    continue
+                if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
+                    self.log.append({"t": t, "slot": k.slot, "what": "cup taken out after its ball was proposed"})
+                    continue
+                out.append(Proposed({"type": "throw", "side": k.side, "cup": k.cup},
+                                    {"how": "cup gone", "slot": k.slot, "position_mm": [round(k.x), round(k.y)],
+                                     "last_seen": round(k.seen_at, 3), "since": round(k.clean_since, 3),
+                                     "frames": k.clean_frames, "at": round(t, 3)}))
+        # cups that appear and stay (put back, or hidden at the start) are tracked from then on
+        for c in free:
+            self._newcomers[c.slot] = self._newcomers.get(c.slot, 0) + 1
+            if self._newcomers[c.slot] >= 4 and not any(k.slot == c.slot for k in self.tracked):
+                self.tracked.append(Tracked(c.side, c.cup, c.x, c.y, c.slot, t))
+                self._newcomers.pop(c.slot)
+        if self._frames % 8 == 0:   # newcomers are looked for on those frames only
+            for slot in list(self._newcomers):
+                if not any(c.slot == slot for c in free):
+                    self._newcomers.pop(slot)
+        return out
+
+    def _neighbour_hidden(self, k: Tracked, hidden: list[Tracked]) -> bool:
+        """A neighbour just went out of sight: a hand, an arm or a leaning player is likely over
+        this cup too."""
+        reach = 1.6 * self.cal.layout.pitch
+        return any(o is not k and math.hypot(o.x - k.x, o.y - k.y) < reach for o in hidden)
+
+    def _ball(self, k: Tracked, ball: bool, t: float) -> list[Proposed]:
+        if ball:
+            if k.ball_since is None or (k.ball_last is not None and t - k.ball_last > 0.25):
+                k.ball_since, k.ball_frames = t, 0
+            k.ball_last = t
+            k.ball_frames += 1
+            if (k.ball_proposed_at is None and t - k.ball_since >= self.ball_s and k.ball_frames >= 3):
+                k.ball_proposed_at = t
+                return [Proposed({"type": "throw", "side": k.side, "cup": k.cup},
+                                 {"how": "ball in cup", "slot": k.slot, "position_mm": [round(k.x), round(k.y)],
+                                  "since": round(k.ball_since, 3), "frames": k.ball_frames, "at": round(t, 3)})]
+        elif k.ball_last is not None and t - k.ball_last >= 1.0:
+            # the ball has been out (the cup seen empty) for a second: the next ball is a new throw
+            k.ball_since, k.ball_frames, k.ball_last, k.ball_proposed_at = None, 0, None, None
+        return []

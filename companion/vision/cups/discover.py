@@ -1,0 +1,250 @@
+"""A table whose layout nobody gave: its size from the markers, its cups from the frame.
+
+``companion cups`` without ``--calibration`` reads photos of tables it has never seen. The
+default layout (``layout.py``) fixes the table at 900 × 400 mm and every cup's place; a photo of
+another table (markers 1.2 m apart, rows at another pitch) was read as having no cups at all,
+without a word. Here:
+
+1. the table's size comes from the markers themselves: each is an 80 mm square (DESIGN.md), so
+   once the four centres fix the table's shape, each marker's sides in table units give the
+   table's width and depth in millimetres (least squares over the 16 sides, sides whose corner
+   a cup hides left out);
+2. the cups are searched over the whole table as :class:`CupReader` searches one slot (a ring
+   of the cup's colour round a pale inside), on the table's own plane: the markers fix that
+   plane's view exactly, while the camera's pose (and with it the plane of the rims) is only
+   roughly known from four markers seen from straight above. Rims are circles on any plane
+   parallel to the table, a little larger than they are; every size in :data:`APPARENT_RIMS` is
+   tried, and the one under which the coloured cups stand out most is the table's;
+3. the cups found become the slots of a layout with that cup size, and the usual
+   :class:`CupReader` reads the frame with them (balls, cups turned over, pixel centres) as it
+   reads a calibrated table, over the whole table. Each side has one silver cup (RULES.md E),
+   grey as a pale table can be: it is looked for where the seed's sheet stands it, between the
+   side's red and yellow cups.
+
+Cups other than the renderer's (a helper's own renderer, written from the spec alone): a cup
+may be its colour inside too (its inside, in its own shade, is darker than its lit lip: not a
+turned cup), white inside (where a white ball cannot be told from the lit inside: only orange
+balls are reported there), and the silver cup dark (metal) inside; no silver cup is reported
+upside down (the seed turns over "unused color cups" for the tally).
+
+Side A is the half nearer markers 0 and 3 (EVENTS.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import cv2
+import numpy as np
+
+from companion.vision.calibrate import CalibrationError, calibrate, table_markers
+from companion.vision.cups.reader import (
+    GREY,
+    LABEL,
+    MM_PER_PX,
+    RING_SCORE,
+    SILVER_RING,
+    UNKNOWN,
+    CupReader,
+    side_where_it_stands,
+)
+from companion.vision.layout import COLOURS, CUPS, Layout, Slot
+from companion.vision.markers import MARKER_MM, marker_centre
+
+# Rim diameters (mm) as they appear on the table's plane: the default cup (66 mm, 90 high) seen
+# from 0.8 m looks 74 mm across there, a 95 mm party cup 12 cm high seen from 1 m, 108.
+APPARENT_RIMS = (60.0, 67.0, 74.0, 82.0, 90.0, 99.0, 108.0)
+FINER = (-4.5, -3.0, -1.5, 1.5, 3.0, 4.5)   # then these round the best of them
+STEP = 8.0   # mm between the first candidates (the search refines every fair one)
+DEFAULT = Layout()
+HEIGHT_PER_RIM = DEFAULT.cup_h / DEFAULT.rim_d   # cups of another size: the default's proportions
+
+
+def measure_table(frame: np.ndarray) -> tuple[float, float]:
+    """(width, depth) in mm between the marker centres, from the markers' own 80 mm sides."""
+    found = table_markers(frame)
+    centres = np.float32([marker_centre(found[i]) for i in range(4)])
+    to_unit = cv2.getPerspectiveTransform(centres, np.float32([[0, 0], [1, 0], [1, 1], [0, 1]]))
+    rows = []
+    for i in range(4):
+        c = cv2.perspectiveTransform(found[i].reshape(1, -1, 2).astype(np.float64), to_unit)[0]
+        rows += [(c[(k + 1) % 4] - c[k]) ** 2 for k in range(4)]   # (du·W)² + (dv·H)² = 80²
+    A = np.array(rows)
+    target = np.full(len(A), MARKER_MM ** 2)
+    (w2, h2), *_ = np.linalg.lstsq(A, target, rcond=None)
+    for _ in range(2):   # a cup or a hand over a marker's corner moves that corner: drop its sides
+        keep = np.abs(A @ [w2, h2] / MARKER_MM ** 2 - 1) < 0.06
+        across = A[keep, 0] * w2 > A[keep, 1] * h2   # sides that measure mostly the width
+        if across.sum() < 2 or (~across).sum() < 2:
+            break
+        (w2, h2), *_ = np.linalg.lstsq(A[keep], target[keep], rcond=None)
+    if w2 <= 0 or h2 <= 0:
+        raise CalibrationError("BAD_MARKERS", "the markers' sizes do not fit a flat rectangular table")
+    return float(np.sqrt(w2)), float(np.sqrt(h2))
+
+
+def _flat(width: float, depth: float, rim: float) -> Layout:
+    """The table's own plane (``cup_h`` 0) with rims that look ``rim`` mm across there."""
+    return Layout(table_w=width, table_h=depth, rim_d=rim, base_d=rim * DEFAULT.base_d / DEFAULT.rim_d, cup_h=0.0)
+
+
+def _whole_table(layout: Layout) -> tuple[float, float, float, float]:
+    pad = max(APPARENT_RIMS)
+    return (-pad, -pad, layout.table_w + pad, layout.table_h + pad)
+
+
+def find_cups(reader: CupReader, labels: np.ndarray, value: np.ndarray, cups: tuple[str, ...] = CUPS,
+              taken: list[tuple[str, float, float]] | None = None,
+              window: tuple[float, float, float, float] | None = None
+              ) -> tuple[list[tuple[str, float, float]], float]:
+    """Every upright cup of these colours that ``reader``'s rims fit, on the label image
+    ``labels`` (unpadded, of the whole table, with its HSV ``value``), where none of the cups ``taken`` stands, only
+    within ``window`` (x0, y0, x1, y1) if given: ([(cup, x, y)] surest first, the coloured cups'
+    ring scores)."""
+    L = reader.layout
+    padded = reader.padded(labels)
+    reader._value = reader.padded(value)
+    if reader.weak_lips:
+        reader._lips, reader.last_sat = reader.padded(reader.last_lips), reader.padded(reader.last_sat_img)
+    r = L.rim_d / 2
+    if window is None:
+        gx, gy = np.meshgrid(np.arange(0.0, L.table_w + 0.1, STEP), np.arange(0.0, L.table_h + 0.1, STEP))
+    else:
+        x0, y0, x1, y1 = window
+        gx, gy = np.meshgrid(np.arange(x0, x1 + 0.1, STEP / 2), np.arange(y0, y1 + 0.1, STEP / 2))
+    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    # no cup stands on a marker (it would hide it), whose printed cells make rings of any colour
+    clear = MARKER_MM / 2 + 0.5 * r
+    for mx, my in ((0, 0), (L.table_w, 0), (L.table_w, L.table_h), (0, L.table_h)):
+        grid = grid[(np.abs(grid[:, 0] - mx) > clear) | (np.abs(grid[:, 1] - my) > clear)]
+    found: list[tuple[float, str, float, float]] = []
+    # a rim is a few millimetres of its colour round a pale inside: where a patch the size of a
+    # cup holds hardly any of the colour, no rim of it can be (most of the table, for each colour)
+    side = int(L.rim_d / MM_PER_PX) | 1
+    i, j = reader._px(grid)
+    for cup in cups:
+        label = LABEL[cup]
+        need = SILVER_RING if label == GREY else RING_SCORE
+        share = cv2.blur((labels == label).astype(np.float32), (side, side))[i, j]
+        best = np.column_stack([grid[share >= 0.03], np.zeros(int((share >= 0.03).sum()))])
+        want = np.full(len(best), label, np.uint8)
+        reader._search(padded, want, best, np.arange(len(best)), np.zeros((1, 2)))
+        fair = np.nonzero(best[:, 2] >= 0.5 * need)[0]
+        for fine in (reader._mid_grid, reader._fine_grid):
+            reader._search(padded, want, best, fair, fine)
+        good = fair[best[fair, 2] >= need]
+        if label == GREY and len(good):
+            # a silver rim stands out from what is round it, round a pale or a dark (metal)
+            # inside; a pale grey table in uneven light is grey rings everywhere
+            around = reader._gather(padded, best[good, :2], reader.near_off) == GREY
+            inside = np.isin(reader._gather(padded, best[good, :2], reader.inner_off), (GREY, UNKNOWN))
+            good = good[(around.mean(axis=1) <= 0.5) & (inside.mean(axis=1) >= 0.5)]
+        found += [(float(best[k, 2]), cup, float(best[k, 0]), float(best[k, 1])) for k in good]
+    # strongest first; two rims cannot overlap (one cup is found from many candidates). The
+    # coloured cups go first: a grey ring fits inside a coloured cup's pale inside.
+    found.sort(key=lambda f: (f[1] == "silver", -f[0]))
+    score = np.array([f[0] for f in found])
+    colour = np.array([f[1] for f in found])
+    xy = np.array([(f[2], f[3]) for f in found]).reshape(-1, 2)
+    free = np.ones(len(found), bool)
+    for _, x, y in taken or []:
+        free &= np.hypot(xy[:, 0] - x, xy[:, 1] - y) > 0.85 * L.rim_d
+    out = []
+    total = 0.0
+    for k in range(len(found)):
+        if not free[k]:
+            continue
+        d = np.hypot(xy[:, 0] - xy[k, 0], xy[:, 1] - xy[k, 1])
+        # the middle of the candidates about as good: a silver cup is grey all over (lip, wall
+        # and inside), so its ring scores alike over a few millimetres, and the first of them
+        # found can sit off centre enough that its lip looks like a ball inside it
+        alike = (colour == colour[k]) & (score >= score[k] - 0.02) & (d < 0.25 * L.rim_d)
+        out.append((str(colour[k]), *xy[alike].mean(axis=0).tolist()))
+        total += score[k] if colour[k] != "silver" else 0.0
+        free &= d > 0.85 * L.rim_d
+    return out, total
+
+
+def discover(frame: np.ndarray) -> CupReader:
+    """A :class:`CupReader` for this frame's own table: it views the whole table on the table's
+    plane, its layout has the table's size and the rims' size as they appear on that plane (and
+    the cups' height in the default's proportions), and its slots are the cups seen there."""
+    width, depth = measure_table(frame)
+    cal = calibrate(frame, Layout(table_w=width, table_h=depth))
+    area = _whole_table(cal.layout)
+    # one label image of the whole table serves every rim size: the plane and the area are the same
+    first = CupReader(replace(cal, layout=_flat(width, depth, APPARENT_RIMS[0])), area)
+    first.any_make = True   # an unknown table's cups may be one colour inside and out,
+    first.weak_lips = True  # or have lips paler than their walls
+    first.balance(frame)
+    view = first.view(frame)
+    if first.gains is not None:
+        view = cv2.multiply(view, (*first.gains.tolist(), 0.0))
+    labels, value = first.labels(view, first.table_model(frame))
+    tried: dict[float, tuple[float, list[tuple[str, float, float]], CupReader]] = {}
+
+    def attempt(rim: float) -> None:
+        if rim not in tried and rim > 0:
+            reader = first.resized(rim, rim * DEFAULT.base_d / DEFAULT.rim_d)
+            reader.weak_lips = False   # the size from full-coloured lips: pale ones fit smaller rims too
+            tried[rim] = (*find_cups(reader, labels, value, COLOURS)[::-1], reader)
+
+    for rim in APPARENT_RIMS:
+        attempt(rim)
+    # then finer round the best: a lip of 2-3 mm is missed by a ring a few millimetres too small
+    coarse = max(tried, key=lambda r: tried[r][0])
+    for step in FINER:
+        attempt(coarse + step)
+    _, cups, reader = tried[max(tried, key=lambda r: (tried[r][0], -abs(r - coarse)))]
+    reader.weak_lips = True   # then the cups of that size, pale lips too
+    cups = find_cups(reader, labels, value, COLOURS)[0]
+    layout = reader.layout
+    # A rim on the table's plane lies farther from the camera's foot than the cup stands; the
+    # cup's side is where it stands (its height in the default's proportions; the camera's
+    # foot as well as four markers tell it)
+    eye = -cal.R.T @ cal.tvec.ravel()
+    height = HEIGHT_PER_RIM * layout.rim_d * eye[2] / (eye[2] + HEIGHT_PER_RIM * layout.rim_d)
+
+    def side_of(x: float) -> str:
+        return side_where_it_stands(layout, eye, x, height)
+
+    # A side has four cups of each colour (RULES.md; the seed's eight a colour for two sides):
+    # a fifth ring of a colour on a side is something else (a cloth's pattern, a die, a cup of
+    # the other side's); the strongest four stand (``cups`` comes strongest first).
+    placed = []
+    count: Counter[tuple[str, str]] = Counter()
+    for cup, x, y in cups:
+        side = side_of(x)
+        if count[(side, cup)] < DEFAULT.cups_per_row:
+            placed.append((side, cup, x, y))
+            count[(side, cup)] += 1
+    # One silver cup a side (RULES.md E), grey as a pale table can be: the seed's sheet stands it
+    # midway between the side's red and yellow cups, so it is looked for between them (across,
+    # halfway; along the rows, as far as the side's cups reach: made cups leave no trace of
+    # where a row ran), and anywhere on the side's half only when it has no red or no yellow cup
+    # left (surest first).
+    for side in ("A", "B"):
+        mine = np.array([(x, y) for s, c, x, y in placed if s == side]).reshape(-1, 2)
+        rows = [np.mean([(x, y) for s, c, x, y in placed if s == side and c == colour], axis=0)
+                for colour in ("red", "yellow") if any(s == side and c == colour for s, c, _, _ in placed)]
+        if len(rows) == 2:
+            across = int(abs(rows[0][1] - rows[1][1]) > abs(rows[0][0] - rows[1][0]))  # rows apart in y
+            mid = (rows[0][across] + rows[1][across]) / 2
+            half = max(layout.rim_d, abs(rows[0][across] - rows[1][across])) / 2
+            lo, hi = mine[:, 1 - across].min() - layout.rim_d, mine[:, 1 - across].max() + layout.rim_d
+            window = (mid - half, lo, mid + half, hi) if across == 0 else (lo, mid - half, hi, mid + half)
+            there = find_cups(reader, labels, value, ("silver",), cups, window)[0]
+        else:
+            there = [c for c in find_cups(reader, labels, value, ("silver",), cups)[0] if side_of(c[1]) == side]
+        placed += [(side, "silver", x, y) for _, x, y in there[:1]]
+    counts: dict[tuple[str, str], int] = {}
+    slots = []
+    for side, cup, x, y in sorted(placed, key=lambda c: (c[1], -c[3], c[2])):
+        index = counts.get((side, cup), 0)
+        counts[(side, cup)] = index + 1
+        slots.append(Slot(side, cup, index, x, y))
+    final = CupReader(replace(cal, layout=replace(layout, cup_h=height), slots=slots), area, plane=0.0)
+    final.gains = reader.gains
+    final.any_make = final.weak_lips = True
+    return final

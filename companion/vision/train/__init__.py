@@ -1,1 +1,0 @@
-"""Training tools for the vision models (run in a throwaway venv; never imported at runtime)."""

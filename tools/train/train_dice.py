@@ -1,0 +1,587 @@
+"""Train the dice reader's two small networks and export them to ONNX (not imported at runtime).
+
+* ``finder`` — a fully convolutional net on the frame at half size: a heat map of die centres
+  (stride 4), the die size and the sub-cell offset of its centre.
+* ``reader`` — a small square crop around each found centre (``--crop``, 48 px for the shipped
+  model): not-a-die or face value 1–6.
+
+Data: ``tests/data/dice/byler`` (or ``--data DIR``) **train split only** (every 10th train image held out for
+validating thresholds), plus dice drawn by :mod:`companion.sim.dice`.
+
+Run in a throwaway venv with torch (see ``models/dice-reader.md``)::
+
+    /tmp/trainenv/bin/python -m tools.train.train_dice finder --minutes 14
+    /tmp/trainenv/bin/python -m tools.train.train_dice reader --minutes 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from companion.sim.dice import BODY_BGR, draw_die, pip_colour
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "dice" / "byler"  # --data for another copy
+MODELS = ROOT / "models"
+IN = 320          # finder training window (pixels of the half-size frame)
+STRIDE = 4
+CROP = 48         # reader input (--crop)
+CROP_SCALE = 1.4  # reader crop side = CROP_SCALE × die size (--crop-scale)
+SIZE_NORM = 32.0  # finder size output is die size (input px) / 32
+TILT = 0.0018     # largest perspective term of the finder's windows (--tilt)
+PHOTOMETRIC = 0.6  # reader: how strongly its crops are blurred (--photometric)
+POOR = 0.0  # reader: share of crops seen as by a poor camera in dim light (--poor-camera)
+TABLE_SCENES = 0  # reader: rendered whole tables whose dice and false finds join the bank (--tables)
+GLARE = 0.0  # reader: share of crops given a reflection of the lamp on the die (--glare)
+NATIVE_POOR = 0.0  # reader: share of crops made poor at the photo's own resolution (--poor-native)
+SMALL = 0.0  # reader: share of crops from the die shrunk as a camera further away sees it (--small)
+
+
+# ---------------------------------------------------------------- data
+def load_split(split: str = "train") -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """[(image, dice[n, 4] = cx, cy, size, value), name] for one upstream split."""
+    per: dict[str, list[list[float]]] = {}
+    with open(DATA / "annotations.csv") as f:
+        for row in csv.DictReader(f):
+            if row["upstream_split"] != split:
+                continue
+            x0, y0, x1, y1 = (float(row[k]) for k in ("xmin", "ymin", "xmax", "ymax"))
+            per.setdefault(row["image"], []).append(
+                [(x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0)), int(row["value"])])
+    out = []
+    for name in sorted(per):
+        img = cv2.imread(str(DATA / name))
+        out.append((img, np.array(per[name], np.float32), name))
+    return out
+
+
+def synthetic(rng: np.random.Generator, w: int = 640, h: int = 640) -> tuple[np.ndarray, np.ndarray]:
+    """A drawn table: random background, 1–25 dice of the games' colours and random others."""
+    img = np.empty((h, w, 3), np.uint8)
+    img[:] = rng.integers(0, 256, 3)
+    if rng.random() < 0.5:  # a second region of another colour (tray wall, cloth edge)
+        x = int(rng.integers(0, w))
+        img[:, x:] = rng.integers(0, 256, 3)
+    dice, placed = [], []
+    n = int(rng.integers(1, 26))
+    for _ in range(300):
+        if len(dice) >= n:
+            break
+        d = float(rng.uniform(22, 70))
+        cx, cy = float(rng.uniform(d * 0.3, w - d * 0.3)), float(rng.uniform(d * 0.3, h - d * 0.3))
+        if any(math.hypot(cx - x, cy - y) < (d + e) * 0.75 for x, y, e in placed):
+            continue
+        if rng.random() < 0.7:
+            color = list(BODY_BGR)[int(rng.integers(0, 6))]
+            body, pips = BODY_BGR[color], pip_colour(color)
+            body = tuple(int(np.clip(c + rng.normal(0, 18), 0, 255)) for c in body)
+        else:
+            body = tuple(int(c) for c in rng.integers(0, 256, 3))
+            lum = 0.11 * body[0] + 0.59 * body[1] + 0.3 * body[2]
+            pips = (20, 20, 20) if lum > 140 else (240, 240, 240)
+        value = int(rng.integers(1, 7))
+        x0, y0, x1, y1 = draw_die(img, (cx, cy), d, value, body, pips, float(rng.uniform(0, 90)))
+        placed.append((cx, cy, d))
+        dice.append([cx, cy, math.sqrt((x1 - x0) * (y1 - y0)), value])
+    img = cv2.GaussianBlur(img, (0, 0), float(rng.uniform(0.3, 1.2)))
+    return img, np.array(dice, np.float32).reshape(-1, 4)
+
+
+def photometric(img: np.ndarray, rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
+    f = img.astype(np.float32)
+    f *= rng.uniform(0.45, 1.3) * rng.uniform(0.9, 1.1, 3)  # light level, white balance
+    f = (f - 128) * rng.uniform(0.8, 1.15) + 128
+    if rng.random() < 0.3:
+        f += rng.normal(0, rng.uniform(2, 8), f.shape)
+    out = np.clip(f, 0, 255).astype(np.uint8)
+    if rng.random() < 0.4 * strength:
+        out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.4, 1.6 * strength)))
+    if rng.random() < 0.35:
+        out = jpeg(out, int(rng.integers(30, 90)))
+    return out
+
+
+def jpeg(img: np.ndarray, quality: int) -> np.ndarray:
+    """The image as a camera's JPEG at ``quality`` gives it back."""
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def poor_camera(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Dim light, a soft lens and strong JPEG compression at once: what a cheap camera gives in
+    a dark room (each alone is in :func:`photometric`, rarely all three together)."""
+    f = img.astype(np.float32) * rng.uniform(0.3, 0.7)
+    out = cv2.GaussianBlur(np.clip(f, 0, 255).astype(np.uint8), (0, 0), float(rng.uniform(0.5, 1.5)))
+    return jpeg(out, int(rng.integers(25, 60)))
+
+
+def native_view(patch: np.ndarray, cx: float, cy: float, size: float, angle: float,
+                shear: tuple[float, float], rng: np.random.Generator, scale: float = 1.0,
+                poor: bool = False) -> np.ndarray:
+    """The reader's view of a die as a camera delivers it: shrunk by ``scale`` first (a camera
+    further away: fewer pixels on the die, not a blurred big die), turned and sheared at that
+    resolution, with ``poor`` then dimmed, softened and JPEG-compressed there — 8×8 blocks of
+    photo pixels on a grid of random phase, the blur in photo pixels — and only then cropped and
+    resized as the runtime does (:func:`~companion.vision.dice.reader.crop_die`). :func:`poor_camera` on
+    the finished 48-pixel crop puts the blocks on the crop's own grid and at the crop's scale,
+    which no camera does."""
+    from companion.vision.dice.reader import crop_die
+
+    if scale != 1.0:
+        patch = cv2.resize(patch, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        cx, cy, size = cx * scale, cy * scale, size * scale
+    n = int(math.ceil(size * CROP_SCALE)) + 16
+    phase = rng.uniform(0, 8, 2)
+    M = turning(cx, cy, angle, 1.0, shear, np.array([n / 2, n / 2]) + phase)
+    view = cv2.warpAffine(patch, M, (n + 8, n + 8), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if poor:
+        view = poor_camera(view, rng)
+    elif scale != 1.0 and rng.random() < 0.5:  # a camera's own compression, at its own resolution
+        view = jpeg(view, int(rng.integers(50, 95)))
+    return crop_die(view, n / 2 + phase[0], n / 2 + phase[1], size, CROP, CROP_SCALE)
+
+
+def glare(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One to three reflections of a lamp on a shiny die: thin bright streaks and elongated soft
+    spots on the top face (the die is the middle 1 / CROP_SCALE of the crop). They are never round
+    and pip-sized, so the reader learns that a bright streak is not a pip, whatever the die shows."""
+    h, w = crop.shape[:2]
+    die = w / CROP_SCALE
+    mask = np.zeros((h, w), np.float32)
+    for _ in range(int(rng.integers(1, 4))):
+        cx, cy = w / 2 + rng.uniform(-0.4, 0.4) * die, h / 2 + rng.uniform(-0.4, 0.4) * die
+        if rng.random() < 0.7:  # a streak
+            axes = (die * rng.uniform(0.1, 0.3), die * rng.uniform(0.015, 0.04))
+        else:  # an elongated spot
+            major = die * rng.uniform(0.08, 0.18)
+            axes = (major, major / rng.uniform(2.0, 4.0))
+        cv2.ellipse(mask, ((cx, cy), (2 * axes[0], 2 * axes[1]), float(rng.uniform(0, 180))), 1.0, -1, cv2.LINE_AA)
+    mask = cv2.GaussianBlur(mask, (0, 0), float(rng.uniform(0.3, 1.0)))[..., None] * rng.uniform(0.5, 1.0)
+    tint = np.array([255, 255, 255], np.float32) * rng.uniform(0.85, 1.0, 3)
+    return np.clip(crop * (1 - mask) + tint * mask, 0, 255).astype(np.uint8)
+
+
+def random_homography(rng: np.random.Generator, src_wh: tuple[int, int], scale: float) -> np.ndarray:
+    """Source image → IN×IN window: rotation, scale, translation, a mild perspective tilt."""
+    w, h = src_wh
+    a = rng.uniform(0, 2 * math.pi)
+    c, s = math.cos(a) * scale, math.sin(a) * scale
+    # a random source point goes to the window centre
+    px, py = rng.uniform(0.1 * w, 0.9 * w), rng.uniform(0.1 * h, 0.9 * h)
+    A = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]], np.float64)
+    T1 = np.array([[1, 0, -px], [0, 1, -py], [0, 0, 1]], np.float64)
+    T2 = np.array([[1, 0, IN / 2], [0, 1, IN / 2], [0, 0, 1]], np.float64)
+    P = np.eye(3)
+    if rng.random() < 0.6:
+        # a camera tilted up to about 30° from straight down (g ≈ tan(tilt) / focal length in
+        # window pixels, for a focal length about the photo's width)
+        g, axis = rng.uniform(0, TILT), rng.uniform(0, 2 * math.pi)
+        P[2, 0], P[2, 1] = g * math.cos(axis), g * math.sin(axis)
+    return T2 @ P @ A @ T1
+
+
+def finder_sample(img: np.ndarray, dice: np.ndarray, rng: np.random.Generator):
+    H = random_homography(rng, (img.shape[1], img.shape[0]), float(rng.uniform(0.33, 0.8)))
+    border = tuple(int(v) for v in rng.integers(0, 256, 3))
+    win = cv2.warpPerspective(img, H, (IN, IN), flags=cv2.INTER_AREA if rng.random() < 0.5 else cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=border)
+    win = photometric(win, rng)
+    out = IN // STRIDE
+    heat = np.zeros((out, out), np.float32)
+    reg = np.zeros((3, out, out), np.float32)
+    mask = np.zeros((out, out), np.float32)
+    if len(dice):
+        pts = cv2.perspectiveTransform(dice[None, :, :2].astype(np.float64), H)[0]
+        # local scale: map a point one size away
+        pts2 = cv2.perspectiveTransform((dice[None, :, :2] + np.stack([dice[:, 2], 0 * dice[:, 2]], 1)[None]).astype(np.float64), H)[0]
+        sizes = np.linalg.norm(pts2 - pts, axis=1)
+        yy, xx = np.mgrid[0:out, 0:out].astype(np.float32)
+        for (x, y), sz in zip(pts, sizes, strict=True):
+            gx, gy = x / STRIDE, y / STRIDE
+            if not (0 <= gx < out and 0 <= gy < out):
+                continue
+            sigma = max(0.6, sz / STRIDE * 0.16)
+            heat = np.maximum(heat, np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * sigma ** 2)))
+            ix, iy = int(gx), int(gy)
+            heat[iy, ix] = 1.0
+            reg[:, iy, ix] = (sz / SIZE_NORM, gx - ix, gy - iy)
+            mask[iy, ix] = 1
+    return win, heat, reg, mask
+
+
+def turning(cx: float, cy: float, angle: float, k: float, shear: tuple[float, float],
+            to: np.ndarray) -> np.ndarray:
+    """The 2×3 affine map that turns by ``angle`` about (cx, cy), scales by ``k``, shears a
+    little and puts (cx, cy) at ``to``."""
+    M = cv2.getRotationMatrix2D((cx, cy), angle, k)
+    S = np.array([[1 + shear[0], shear[1]], [shear[1], 1 - shear[0]]])
+    M = np.hstack([S @ M[:, :2], np.zeros((2, 1))])
+    M[:, 2] = to - M[:, :2] @ np.array([cx, cy])
+    return M
+
+
+def reader_crop(img: np.ndarray, cx: float, cy: float, size: float, angle: float,
+                shear: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+    """The reader's view, turned by ``angle`` and sheared a little (a die seen slightly from the side)."""
+    M = turning(cx, cy, angle, CROP / (size * CROP_SCALE), shear, np.array([CROP / 2, CROP / 2]))
+    return cv2.warpAffine(img, M, (CROP, CROP), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+
+
+# ---------------------------------------------------------------- networks
+def conv(i: int, o: int, k: int = 3, s: int = 1) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2 if k % 2 else 0, bias=False), nn.BatchNorm2d(o),
+                         nn.ReLU(inplace=True))
+
+
+class Finder(nn.Module):
+    """Frame → 4 maps at stride 4. The first layer takes each 4×4 block of pixels at once (a
+    3×3 convolution on three channels at full size cost more than the rest together), and the
+    coarse branch is added to the fine one rather than concatenated: 2.5 ms for a 320×320 input
+    in OpenCV on one core, where the previous finder took 4.6."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.c2 = conv(3, 16, 4, 4), conv(16, 16)
+        self.c3, self.c4, self.c5 = conv(16, 32, 3, 2), conv(32, 32), conv(32, 32)
+        self.p = nn.Conv2d(32, 16, 1, bias=False)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.c6 = conv(16, 16, 1)
+        self.head = nn.Conv2d(16, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.c2(self.c1(x))
+        b = self.c5(self.c4(self.c3(a)))
+        return self.head(self.c6(a + self.up(self.p(b))))
+
+
+class Reader(nn.Module):
+    """CROP×CROP crop → [not a die, 1, …, 6]. Two convolutions at the coarsest level: a six is
+    told from a five by where its pips are, not only how many dark spots there are. Convolutions
+    with stride 2 make the image smaller (OpenCV ran the max-pooling version at twice the cost
+    for the same weights' shapes)."""
+
+    def __init__(self, crop: int | None = None) -> None:
+        super().__init__()
+        n = (crop or CROP) // 8
+        self.f = nn.Sequential(conv(3, 12, 3, 2), conv(12, 24, 3, 2), conv(24, 48), conv(48, 48, 3, 2))
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(48 * n * n, 64), nn.ReLU(inplace=True), nn.Linear(64, 7))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.f(x))
+
+
+def to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
+    return torch.from_numpy(np.stack(batch).astype(np.float32) / 255.0).permute(0, 3, 1, 2).contiguous()
+
+
+def focal(logit: torch.Tensor, heat: torch.Tensor) -> torch.Tensor:
+    p = torch.sigmoid(logit).clamp(1e-4, 1 - 1e-4)
+    pos = heat.eq(1).float()
+    pos_loss = -torch.log(p) * (1 - p) ** 2 * pos
+    neg_loss = -torch.log(1 - p) * p ** 2 * (1 - heat) ** 4 * (1 - pos)
+    return (pos_loss.sum() + neg_loss.sum()) / pos.sum().clamp(min=1)
+
+
+# ---------------------------------------------------------------- training
+def budget_steps(opt: torch.optim.Optimizer, lr: float, minutes: float):
+    """Step numbers 1, 2, … for ``minutes`` of wall-clock time, the learning rate following a
+    cosine from ``lr`` to 0 over that time (a shared machine: time, not steps, is the budget)."""
+    t0, step, budget = time.time(), 0, minutes * 60
+    while time.time() - t0 < budget:
+        for g in opt.param_groups:
+            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * min((time.time() - t0) / budget, 1)))
+        step += 1
+        yield step
+
+
+def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
+                 lr: float = 3e-3) -> nn.Module:
+    net = net or Finder()
+    opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
+    t0 = time.time()
+    for step in budget_steps(opt, lr, minutes):
+        wins, heats, regs, masks = [], [], [], []
+        for _ in range(12):
+            if rng.random() < 0.2:
+                img, dice = synthetic(rng)
+            else:
+                img, dice, _ = data[int(rng.integers(0, len(data)))]
+            w, h, r, m = finder_sample(img, dice, rng)
+            wins.append(w), heats.append(h), regs.append(r), masks.append(m)
+        x = to_tensor(wins)
+        heat, reg, mask = (torch.from_numpy(np.stack(a)) for a in (heats, regs, masks))
+        y = net(x)
+        loss = focal(y[:, 0], heat)
+        m = mask[:, None]
+        loss = loss + 2 * (F.l1_loss(y[:, 1:] * m, reg * m, reduction="sum") / m.sum().clamp(min=1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 20 == 0:
+            print(f"finder step {step} {time.time() - t0:.0f}s loss {loss.item():.3f}", flush=True)
+    return net
+
+
+HARD_FROM: Path | None = None  # a finder (ONNX) whose false finds become negatives
+CHECKPOINT: Path | None = None  # reader: also save every 1000 steps next to this path
+PATCH = 3.0  # bank patches are 3 × die size: room for rotation and scale jitter
+
+
+PAD = 160
+
+
+def patch_of(padded: np.ndarray, cx: float, cy: float, size: float) -> tuple[np.ndarray, float, float]:
+    """A patch of side PATCH × size around (cx, cy) of an image padded by PAD on every side."""
+    half = int(math.ceil(size * PATCH / 2))
+    x0, y0 = int(cx) - half, int(cy) - half
+    p = padded[y0 + PAD:y0 + PAD + 2 * half, x0 + PAD:x0 + PAD + 2 * half].copy()
+    return p, cx - x0, cy - y0
+
+
+def build_bank(data, rng: np.random.Generator, synthetic_images: int = 60):
+    """(patch, cx, cy, size, label, drawn) for every die and for places that are not a die's centre."""
+    bank = []
+    sources = [(img, dice, False) for img, dice, _ in data] + [(*synthetic(rng), True) for _ in range(synthetic_images)]
+    for img, dice, drawn in sources:
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        for cx, cy, sz, v in dice:
+            bank.append((*patch_of(padded, cx, cy, sz), sz, int(v), drawn))
+        h, w = img.shape[:2]
+        mean_size = float(np.median(dice[:, 2])) if len(dice) else 40.0
+        made = 0
+        for _ in range(80):
+            if made >= 10:
+                break
+            kind = rng.random()
+            sz = mean_size * rng.uniform(0.7, 1.4)
+            if kind < 0.45 and len(dice):
+                d = dice[int(rng.integers(0, len(dice)))]
+                a = rng.uniform(0, 2 * math.pi)
+                r = d[2] * rng.uniform(0.62, 1.0)
+                cx, cy = d[0] + r * math.cos(a), d[1] + r * math.sin(a)
+            elif kind < 0.6 and len(dice) > 1:
+                i, k = rng.choice(len(dice), 2, replace=False)
+                cx, cy = (dice[i, 0] + dice[k, 0]) / 2, (dice[i, 1] + dice[k, 1]) / 2
+            else:
+                cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+            if not (0 <= cx < w and 0 <= cy < h) or sz * PATCH / 2 + 2 > PAD:
+                continue
+            if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
+                continue
+            bank.append((*patch_of(padded, cx, cy, sz), sz, 0, drawn))
+            made += 1
+    return bank
+
+
+def finder_only(finder_onnx: Path, threshold: float):
+    """A :class:`DiceReader` with only the given finder, for its ``candidates`` (the reader network
+    being trained is not needed to find where the finder is wrong)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from companion.vision.colour import ColourProfiles
+    from companion.vision.dice.reader import DiceReader
+
+    reader = DiceReader.__new__(DiceReader)
+    reader.finder = cv2.dnn.readNetFromONNX(str(finder_onnx))
+    reader.scale, reader.find_threshold = 0.5, threshold
+    reader.profiles = ColourProfiles()
+    return reader
+
+
+def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int = 3):
+    """Bank patches (label 0) where the finder sees a die and there is none: tray walls, busy
+    borders, gaps between touching dice."""
+    reader = finder_only(finder_onnx, threshold)
+    out = []
+    for img, dice, _ in data:
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        for cx, cy, size, _heat in reader.candidates(img):
+            if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
+                continue
+            if size * PATCH / 2 + 2 > PAD:
+                continue
+            out += [(*patch_of(padded, cx, cy, size), size, 0, False)] * copies
+    return out
+
+
+def rendered_tables(finder_onnx: Path, rng: np.random.Generator, scenes: int, copies: int = 1):
+    """Bank patches from rendered 21 Exact tables seen by random cameras (seeds 90,000 and up, apart
+    from every seed the tests and benches render): the set-up dice with their values, and label-0
+    patches where the finder sees a die and there is none — the gaps between round cups, cup rims,
+    the printed markers. The photos hold no cups, so without these a photo of the whole table had
+    its cup gaps read as dice."""
+    import random
+    from dataclasses import replace
+
+    from companion.sim.render import Renderer, full_table, random_look
+    from companion.vision.dice.reader import scale_for
+    from companion.vision.layout import Layout
+
+    reader = finder_only(finder_onnx, 0.15)
+    layout = Layout()
+    dice_out, negatives = [], []
+    for k in range(scenes):
+        seed = 90_000 + k
+        values = {side: {c: int(rng.integers(1, 7)) for c in ("blue", "red", "green", "yellow")} for side in "AB"}
+        scene = full_table(layout, values)
+        cups = tuple(c for c in scene.cups if rng.random() > 0.15)  # some cups already out
+        dice = tuple(replace(d, angle=float(rng.uniform(0, math.pi / 2))) for d in scene.dice)
+        renderer = Renderer(random_look(random.Random(seed)), layout, seed=seed)
+        img = renderer.static(cups, dice)
+        truth_arr = renderer.die_tops(dice)
+        truth = [(x, y, side, d.value) for (x, y, side), d in zip(truth_arr, dice, strict=True)]
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        found = [c for scale in (0.5, scale_for(float(np.median(truth_arr[:, 2]))))
+                 for c in reader.candidates(img, scale)]
+        for x, y, side, v in truth:
+            # the die as the runtime crops it: the finder's centre and size (its sizes are the
+            # photos' label boxes, larger than the top face), else the top face grown alike
+            near = [c for c in found if math.hypot(c[0] - x, c[1] - y) < 0.4 * side]
+            cx, cy, size = near[0][:3] if near else (x, y, side * 1.4)
+            dice_out.append((*patch_of(padded, cx, cy, size), size, int(v), True))
+        seen = set()
+        for cx, cy, size, _heat in found:
+            if (np.hypot(truth_arr[:, 0] - cx, truth_arr[:, 1] - cy) / truth_arr[:, 2]).min() < 0.8:
+                continue
+            if size * PATCH / 2 + 2 > PAD or (round(cx / 8), round(cy / 8)) in seen:
+                continue
+            seen.add((round(cx / 8), round(cy / 8)))
+            negatives += [(*patch_of(padded, cx, cy, size), size, 0, True)] * copies
+    return dice_out, negatives
+
+
+def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
+    patch, cx, cy, sz, label, _drawn = item
+    j = sz * 0.08 if label else 0.0
+    shear = tuple(rng.normal(0, 0.06, 2)) if rng.random() < 0.5 else (0.0, 0.0)
+    poor, small = rng.random() < NATIVE_POOR, rng.random() < SMALL
+    if poor or small:
+        # fewer pixels on the die: the photos' dice are 30-60 px; 0.4-0.8 of that is 12-48
+        view = native_view(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
+                           rng.uniform(0, 360), shear, rng, rng.uniform(0.4, 0.8) if small else 1.0, poor)
+        return view if poor else photometric(view, rng, PHOTOMETRIC)
+    crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
+                       rng.uniform(0, 360), shear)
+    if rng.random() < GLARE:
+        crop = glare(crop, rng)
+    if rng.random() < POOR:
+        return poor_camera(crop, rng)
+    return photometric(crop, rng, PHOTOMETRIC)
+
+
+def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
+                 lr: float = 3e-3) -> nn.Module:
+    bank = build_bank(data, rng)
+    if HARD_FROM is not None:
+        hard = hard_negatives(data, HARD_FROM)
+        print(f"hard negatives: {len(hard) // 3} places where the finder saw a die and there is none", flush=True)
+        bank += hard
+    if TABLE_SCENES:
+        table_dice, table_not = rendered_tables(HARD_FROM or MODELS / "dice-finder.onnx", rng, TABLE_SCENES)
+        print(f"rendered tables: {len(table_dice)} dice, {len(table_not)} places where the finder saw a die "
+              "and there is none", flush=True)
+        bank += table_dice + table_not
+    print(f"bank: {len(bank)} patches, {sum(1 for b in bank if b[4])} dice", flush=True)
+    # Draw half of every batch from the photos' dice: they are what the reader must get right,
+    # and the drawn dice and the non-dice would otherwise outnumber them.
+    real = np.array([i for i, b in enumerate(bank) if b[4] and not b[5]])
+    other = np.array([i for i, b in enumerate(bank) if not (b[4] and not b[5])])
+    net = net or Reader()
+    opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
+    t0 = time.time()
+    for step in budget_steps(opt, lr, minutes):
+        idx = np.concatenate([rng.choice(real, 128), rng.choice(other, 128)])
+        xs = [bank_sample(bank[i], rng) for i in idx]
+        ys = [bank[i][4] for i in idx]
+        y = net(to_tensor(xs))
+        loss = F.cross_entropy(y, torch.tensor(ys), label_smoothing=0.02)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 100 == 0:
+            acc = (y.argmax(1) == torch.tensor(ys)).float().mean().item()
+            print(f"reader step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} acc {acc:.3f}", flush=True)
+        if CHECKPOINT is not None and step % 1000 == 0:  # to look at a long run before it ends
+            torch.save(net.state_dict(), CHECKPOINT.with_suffix(f".{step}.pt"))
+    return net
+
+
+def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out_dir: Path = MODELS) -> Path:
+    net.eval()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.onnx"
+    torch.onnx.export(net, torch.zeros(shape), str(path), input_names=["x"], output_names=["y"],
+                      dynamic_axes=dynamic, opset_version=13, dynamo=False)
+    return path
+
+
+def main() -> None:
+    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES, NATIVE_POOR, SMALL
+    ap = argparse.ArgumentParser()
+    ap.add_argument("part", choices=["finder", "reader"])
+    ap.add_argument("--minutes", type=float, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--resume", type=Path, help="continue from a saved state (.pt)")
+    ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
+    ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
+    ap.add_argument("--tilt", type=float, default=TILT, help="finder: largest perspective term of a window")
+    ap.add_argument("--photometric", type=float, default=PHOTOMETRIC, help="reader: blur strength of the crops")
+    ap.add_argument("--poor-camera", type=float, default=POOR,
+                    help="reader: share of crops made dim, soft and JPEG-compressed at once")
+    ap.add_argument("--poor-native", type=float, default=NATIVE_POOR,
+                    help="reader: share of crops made dim, soft and JPEG-compressed at the photo's resolution")
+    ap.add_argument("--small", type=float, default=SMALL,
+                    help="reader: share of crops of dice shrunk to 0.4-0.8 of their photo size first")
+    ap.add_argument("--glare", type=float, default=GLARE,
+                    help="reader: share of crops given bright streaks and spots like a lamp's reflection")
+    ap.add_argument("--tables", type=int, default=TABLE_SCENES,
+                    help="reader: render this many whole tables (cups, markers, dice) for dice and non-dice")
+    ap.add_argument("--crop", type=int, default=CROP, help="reader input side in pixels")
+    ap.add_argument("--crop-scale", type=float, default=CROP_SCALE, help="reader crop side / die size")
+    ap.add_argument("--all", action="store_true",
+                    help="fit on every train image (once a recipe has been chosen on the held-out ones)")
+    ap.add_argument("--out", type=Path, default=MODELS,
+                    help="where to write the ONNX file (default models/; export elsewhere to compare first)")
+    a = ap.parse_args()
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(a.threads)
+    rng = np.random.default_rng(a.seed)
+    train = load_split("train")
+    fit = train if a.all else [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
+    print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
+    HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT = a.hard_negatives, a.save, a.crop, a.crop_scale, a.tilt
+    PHOTOMETRIC, POOR, GLARE, TABLE_SCENES = a.photometric, a.poor_camera, a.glare, a.tables
+    NATIVE_POOR, SMALL = a.poor_native, a.small
+    net = Finder() if a.part == "finder" else Reader()
+    if a.resume:
+        net.load_state_dict(torch.load(a.resume))
+    if a.part == "finder":
+        net = train_finder(fit, a.minutes, rng, net, a.lr)
+    else:
+        net = train_reader(fit, a.minutes, rng, net, a.lr)
+    if a.save:
+        torch.save(net.state_dict(), a.save)
+    if a.part == "finder":
+        print(export(net, "dice-finder", (1, 3, IN, IN), {"x": {2: "h", 3: "w"}, "y": {2: "h", 3: "w"}}, a.out))
+    else:
+        print(export(net, "dice-reader", (1, 3, CROP, CROP), {"x": {0: "n"}, "y": {0: "n"}}, a.out))
+        # the runtime crops the way this reader was trained to look
+        (a.out / "dice-reader.json").write_text(json.dumps({"crop": CROP, "crop_scale": CROP_SCALE}) + "\n")
+
+
+if __name__ == "__main__":
+    main()

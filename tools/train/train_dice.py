@@ -6,12 +6,18 @@
   model): not-a-die or face value 1–6.
 
 Data: ``tests/data/dice/byler`` (or ``--data DIR``) **train split only** (every 10th train image held out for
-validating thresholds), plus dice drawn by :mod:`companion.sim.dice`.
+validating thresholds), plus dice drawn by :mod:`companion.sim.dice`, drawn tables of every kind
+of cloth and clutter (:mod:`tools.train.scenes`, ``--scenes``) and rendered photo-realistic scenes
+in the same folder format (``--extra DIR``, their ``train`` split; ``tools/render/``).
+
+``--steps`` fixes the number of steps (the run is then the same on any machine, only slower on a
+CPU); ``--device cuda`` trains on a GPU and ``--workers N`` draws the batches in N processes.
 
 Run in a throwaway venv with torch (see ``models/dice-reader.md``)::
 
     /tmp/trainenv/bin/python -m tools.train.train_dice finder --minutes 14
     /tmp/trainenv/bin/python -m tools.train.train_dice reader --minutes 8
+    python -m tools.train.train_dice finder --steps 6000 --batch 48 --scenes 0.5 --device cuda --workers 14
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from companion.sim.dice import BODY_BGR, draw_die, pip_colour
+from tools.train.scenes import scene
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "dice" / "byler"  # --data for another copy
@@ -46,13 +53,19 @@ TABLE_SCENES = 0  # reader: rendered whole tables whose dice and false finds joi
 GLARE = 0.0  # reader: share of crops given a reflection of the lamp on the die (--glare)
 NATIVE_POOR = 0.0  # reader: share of crops made poor at the photo's own resolution (--poor-native)
 SMALL = 0.0  # reader: share of crops from the die shrunk as a camera further away sees it (--small)
+SCENES = 0.0  # finder: share of windows from drawn tables of any cloth and clutter (--scenes)
+SCENE_BANK = 0  # reader: drawn tables whose dice, side faces, clutter and false finds join the bank
+EXTRA: list[tuple[np.ndarray, np.ndarray, str]] = []  # rendered scenes (--extra), as the photos
+DEVICE = "cpu"
 
 
 # ---------------------------------------------------------------- data
-def load_split(split: str = "train") -> list[tuple[np.ndarray, np.ndarray, str]]:
-    """[(image, dice[n, 4] = cx, cy, size, value), name] for one upstream split."""
+def load_split(split: str = "train", root: Path | None = None) -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """[(image, dice[n, 4] = cx, cy, size, value), name] for one upstream split of a labelled
+    folder laid out as byler's (``annotations.csv`` with image paths relative to the folder)."""
+    root = root or DATA
     per: dict[str, list[list[float]]] = {}
-    with open(DATA / "annotations.csv") as f:
+    with open(root / "annotations.csv") as f:
         for row in csv.DictReader(f):
             if row["upstream_split"] != split:
                 continue
@@ -61,7 +74,7 @@ def load_split(split: str = "train") -> list[tuple[np.ndarray, np.ndarray, str]]
                 [(x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0)), int(row["value"])])
     out = []
     for name in sorted(per):
-        img = cv2.imread(str(DATA / name))
+        img = cv2.imread(str(root / name))
         out.append((img, np.array(per[name], np.float32), name))
     return out
 
@@ -305,22 +318,68 @@ def budget_steps(opt: torch.optim.Optimizer, lr: float, minutes: float):
         yield step
 
 
+def finder_batch(data, rng: np.random.Generator, n: int):
+    """``n`` training windows: the photos, drawn dice, drawn tables of every cloth (``SCENES``;
+    a tenth of them with no die at all) and the rendered scenes of ``EXTRA``."""
+    wins, heats, regs, masks = [], [], [], []
+    for _ in range(n):
+        u = rng.random()
+        if u < SCENES:
+            img, dice, _ = scene(rng, with_dice=rng.random() > 0.1)
+        elif EXTRA and u < SCENES + (1 - SCENES) * 0.35:
+            img, dice, _ = EXTRA[int(rng.integers(0, len(EXTRA)))]
+        elif rng.random() < 0.2:
+            img, dice = synthetic(rng)
+        else:
+            img, dice, _ = data[int(rng.integers(0, len(data)))]
+        w, h, r, m = finder_sample(img, dice, rng)
+        wins.append(w), heats.append(h), regs.append(r), masks.append(m)
+    return to_tensor(wins), *(torch.from_numpy(np.stack(a)) for a in (heats, regs, masks))
+
+
+class Batches(torch.utils.data.IterableDataset):
+    """Endless batches from ``make(rng)``, each worker process with its own seeded generator."""
+
+    def __init__(self, make, seed: int):
+        self.make, self.seed = make, seed
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        rng = np.random.default_rng([self.seed, info.id if info else 0])
+        while True:
+            yield self.make(rng)
+
+
+def batches(make, seed: int, workers: int):
+    if workers <= 0:
+        rng = np.random.default_rng([seed, 0])
+        while True:
+            yield make(rng)
+    loader = torch.utils.data.DataLoader(Batches(make, seed), batch_size=None, num_workers=workers,
+                                         prefetch_factor=4, persistent_workers=True)
+    yield from loader
+
+
+def schedule(opt: torch.optim.Optimizer, lr: float, minutes: float, steps: int | None):
+    """``steps`` steps with a cosine learning rate, or ``minutes`` of wall-clock time."""
+    if steps is None:
+        yield from budget_steps(opt, lr, minutes)
+        return
+    for step in range(1, steps + 1):
+        for g in opt.param_groups:
+            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * step / steps))
+        yield step
+
+
 def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
-                 lr: float = 3e-3) -> nn.Module:
-    net = net or Finder()
+                 lr: float = 3e-3, steps: int | None = None, batch: int = 12, workers: int = 0,
+                 seed: int = 0) -> nn.Module:
+    net = (net or Finder()).to(DEVICE)
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0 = time.time()
-    for step in budget_steps(opt, lr, minutes):
-        wins, heats, regs, masks = [], [], [], []
-        for _ in range(12):
-            if rng.random() < 0.2:
-                img, dice = synthetic(rng)
-            else:
-                img, dice, _ = data[int(rng.integers(0, len(data)))]
-            w, h, r, m = finder_sample(img, dice, rng)
-            wins.append(w), heats.append(h), regs.append(r), masks.append(m)
-        x = to_tensor(wins)
-        heat, reg, mask = (torch.from_numpy(np.stack(a)) for a in (heats, regs, masks))
+    source = batches(lambda r: finder_batch(data, r, batch), seed, workers)
+    for step in schedule(opt, lr, minutes, steps):
+        x, heat, reg, mask = (t.to(DEVICE, non_blocking=True) for t in next(source))
         y = net(x)
         loss = focal(y[:, 0], heat)
         m = mask[:, None]
@@ -328,9 +387,10 @@ def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module 
         opt.zero_grad()
         loss.backward()
         opt.step()
-        if step % 20 == 0:
+        if step % 100 == 0:
             print(f"finder step {step} {time.time() - t0:.0f}s loss {loss.item():.3f}", flush=True)
-    return net
+    print(f"finder: {step} steps of {batch} windows in {time.time() - t0:.0f} s (--steps {step} repeats it)", flush=True)
+    return net.cpu()
 
 
 HARD_FROM: Path | None = None  # a finder (ONNX) whose false finds become negatives
@@ -384,6 +444,48 @@ def build_bank(data, rng: np.random.Generator, synthetic_images: int = 60):
     return bank
 
 
+def _scene_chunk(args):
+    seed, scenes, finder_onnx = args
+    rng = np.random.default_rng(seed)
+    reader = finder_only(finder_onnx, 0.15) if finder_onnx is not None else None
+    out = []
+    for _ in range(scenes):
+        img, dice, not_dice = scene(rng, with_dice=rng.random() > 0.1)
+        padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
+        h, w = img.shape[:2]
+        for cx, cy, sz, v in dice:
+            if sz * PATCH / 2 + 2 <= PAD:
+                out.append((*patch_of(padded, cx, cy, sz), sz, int(v), True))
+        size = float(np.median(dice[:, 2])) if len(dice) else float(rng.uniform(20, 60))
+        places = [(x, y, max(sz, size * 0.8)) for x, y, sz in not_dice]
+        places += [(rng.uniform(0, w), rng.uniform(0, h), size * rng.uniform(0.7, 1.4)) for _ in range(6)]
+        if reader is not None:
+            # the strongest false finds; an untrained finder's thousands would swamp the bank
+            found = sorted(reader.candidates(img), key=lambda c: -c[3])[:60]
+            places += [(cx, cy, sz) for cx, cy, sz, _heat in found]
+        for cx, cy, sz in places:
+            if sz * PATCH / 2 + 2 > PAD or not (0 <= cx < w and 0 <= cy < h):
+                continue
+            if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
+                continue
+            out.append((*patch_of(padded, cx, cy, sz), sz, 0, True))
+    return out
+
+
+def scene_bank(seed: int, scenes: int, finder_onnx: Path | None, workers: int = 0):
+    """Bank patches from drawn tables (:func:`tools.train.scenes.scene`): every die's top face with
+    its value; label 0 for its side faces, the clutter, random places on the cloth and, with a
+    finder, every place it sees a die and there is none (specks, dots, coins, card pips). Drawn in
+    chunks of 50 scenes, each from its own seed, in ``workers`` processes."""
+    chunks = [(seed * 1000 + k, min(50, scenes - k * 50), finder_onnx) for k in range((scenes + 49) // 50)]
+    if workers <= 1:
+        return [item for chunk in chunks for item in _scene_chunk(chunk)]
+    from multiprocessing import get_context
+
+    with get_context("fork").Pool(workers) as pool:
+        return [item for part in pool.map(_scene_chunk, chunks) for item in part]
+
+
 def finder_only(finder_onnx: Path, threshold: float):
     """A :class:`DiceReader` with only the given finder, for its ``candidates`` (the reader network
     being trained is not needed to find where the finder is wrong)."""
@@ -407,7 +509,7 @@ def hard_negatives(data, finder_onnx: Path, threshold: float = 0.15, copies: int
     out = []
     for img, dice, _ in data:
         padded = cv2.copyMakeBorder(img, PAD, PAD, PAD, PAD, cv2.BORDER_REPLICATE)
-        for cx, cy, size, _heat in reader.candidates(img):
+        for cx, cy, size, _heat in sorted(reader.candidates(img), key=lambda c: -c[3])[:60]:
             if len(dice) and (np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) / dice[:, 2]).min() < 0.55:
                 continue
             if size * PATCH / 2 + 2 > PAD:
@@ -482,8 +584,20 @@ def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
 
 
 def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
-                 lr: float = 3e-3) -> nn.Module:
+                 lr: float = 3e-3, steps: int | None = None, workers: int = 0, seed: int = 0) -> nn.Module:
     bank = build_bank(data, rng)
+    if EXTRA:  # rendered scenes: their dice and places between them, as for the photos
+        extra = [(b[0], b[1], b[2], b[3], b[4], True) for b in build_bank(EXTRA, rng, synthetic_images=0)]
+        if HARD_FROM is not None:
+            extra += hard_negatives(EXTRA, HARD_FROM, copies=1)
+        print(f"rendered scenes: {sum(1 for b in extra if b[4])} dice, {sum(1 for b in extra if not b[4])} "
+              "places that are not a die", flush=True)
+        bank += extra
+    if SCENE_BANK:
+        drawn = scene_bank(seed, SCENE_BANK, HARD_FROM, workers)
+        print(f"drawn tables: {sum(1 for b in drawn if b[4])} dice, {sum(1 for b in drawn if not b[4])} "
+              "places that are not a die", flush=True)
+        bank += drawn
     if HARD_FROM is not None:
         hard = hard_negatives(data, HARD_FROM)
         print(f"hard negatives: {len(hard) // 3} places where the finder saw a die and there is none", flush=True)
@@ -498,24 +612,29 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
     # and the drawn dice and the non-dice would otherwise outnumber them.
     real = np.array([i for i, b in enumerate(bank) if b[4] and not b[5]])
     other = np.array([i for i, b in enumerate(bank) if not (b[4] and not b[5])])
-    net = net or Reader()
+    net = (net or Reader()).to(DEVICE)
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0 = time.time()
-    for step in budget_steps(opt, lr, minutes):
-        idx = np.concatenate([rng.choice(real, 128), rng.choice(other, 128)])
-        xs = [bank_sample(bank[i], rng) for i in idx]
-        ys = [bank[i][4] for i in idx]
-        y = net(to_tensor(xs))
-        loss = F.cross_entropy(y, torch.tensor(ys), label_smoothing=0.02)
+
+    def make(r: np.random.Generator):
+        idx = np.concatenate([r.choice(real, 128), r.choice(other, 128)])
+        return to_tensor([bank_sample(bank[i], r) for i in idx]), torch.tensor([bank[i][4] for i in idx])
+
+    source = batches(make, seed, workers)
+    for step in schedule(opt, lr, minutes, steps):
+        x, target = (t.to(DEVICE, non_blocking=True) for t in next(source))
+        y = net(x)
+        loss = F.cross_entropy(y, target, label_smoothing=0.02)
         opt.zero_grad()
         loss.backward()
         opt.step()
         if step % 100 == 0:
-            acc = (y.argmax(1) == torch.tensor(ys)).float().mean().item()
+            acc = (y.argmax(1) == target).float().mean().item()
             print(f"reader step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} acc {acc:.3f}", flush=True)
         if CHECKPOINT is not None and step % 1000 == 0:  # to look at a long run before it ends
             torch.save(net.state_dict(), CHECKPOINT.with_suffix(f".{step}.pt"))
-    return net
+    print(f"reader: {step} steps of 256 crops in {time.time() - t0:.0f} s (--steps {step} repeats it)", flush=True)
+    return net.cpu()
 
 
 def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out_dir: Path = MODELS) -> Path:
@@ -529,6 +648,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 def main() -> None:
     global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES, NATIVE_POOR, SMALL
+    global SCENES, SCENE_BANK, EXTRA, DEVICE, DATA
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -556,10 +676,25 @@ def main() -> None:
                     help="fit on every train image (once a recipe has been chosen on the held-out ones)")
     ap.add_argument("--out", type=Path, default=MODELS,
                     help="where to write the ONNX file (default models/; export elsewhere to compare first)")
+    ap.add_argument("--data", type=Path, default=DATA, help="the labelled photos (byler's layout)")
+    ap.add_argument("--extra", type=Path, action="append", default=[],
+                    help="a folder of rendered scenes in the same layout; its train split joins the photos")
+    ap.add_argument("--scenes", type=float, default=SCENES,
+                    help="finder: share of windows from drawn tables of any cloth and clutter")
+    ap.add_argument("--scene-bank", type=int, default=SCENE_BANK,
+                    help="reader: drawn tables whose dice, side faces, clutter and false finds join the bank")
+    ap.add_argument("--steps", type=int, help="train this many steps (instead of --minutes)")
+    ap.add_argument("--batch", type=int, default=12, help="finder: windows a step")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--workers", type=int, default=0, help="processes drawing the batches")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     rng = np.random.default_rng(a.seed)
+    DATA, DEVICE, SCENES, SCENE_BANK = a.data, a.device, a.scenes, a.scene_bank
+    EXTRA = [item for folder in a.extra for item in load_split("train", folder)]
+    if EXTRA:
+        print(f"{len(EXTRA)} rendered scenes from {', '.join(map(str, a.extra))}", flush=True)
     train = load_split("train")
     fit = train if a.all else [d for i, d in enumerate(train) if i % 10 != 0]  # every 10th train image held out
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
@@ -570,9 +705,9 @@ def main() -> None:
     if a.resume:
         net.load_state_dict(torch.load(a.resume))
     if a.part == "finder":
-        net = train_finder(fit, a.minutes, rng, net, a.lr)
+        net = train_finder(fit, a.minutes, rng, net, a.lr, a.steps, a.batch, a.workers, a.seed)
     else:
-        net = train_reader(fit, a.minutes, rng, net, a.lr)
+        net = train_reader(fit, a.minutes, rng, net, a.lr, a.steps, a.workers, a.seed)
     if a.save:
         torch.save(net.state_dict(), a.save)
     if a.part == "finder":

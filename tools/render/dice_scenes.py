@@ -237,10 +237,8 @@ def link(obj) -> None:
     bpy.context.scene.collection.objects.link(obj)
 
 
-def mesh_object(name: str, verts, faces, mat=None, smooth: bool = False):
-    me = bpy.data.meshes.new(name)
-    me.from_pydata([tuple(v) for v in verts], [], faces)
-    me.update()
+def _object(name: str, me, mat=None, smooth: bool = False):
+    """An object of the finished mesh ``me``, linked into the scene."""
     if smooth:
         for p in me.polygons:
             p.use_smooth = True
@@ -249,20 +247,20 @@ def mesh_object(name: str, verts, faces, mat=None, smooth: bool = False):
         me.materials.append(mat)
     link(obj)
     return obj
+
+
+def mesh_object(name: str, verts, faces, mat=None, smooth: bool = False):
+    me = bpy.data.meshes.new(name)
+    me.from_pydata([tuple(v) for v in verts], [], faces)
+    me.update()
+    return _object(name, me, mat, smooth)
 
 
 def bm_object(name: str, bm, mat=None, smooth: bool = False):
     me = bpy.data.meshes.new(name)
     bm.to_mesh(me)
     bm.free()
-    if smooth:
-        for p in me.polygons:
-            p.use_smooth = True
-    obj = bpy.data.objects.new(name, me)
-    if mat is not None:
-        me.materials.append(mat)
-    link(obj)
-    return obj
+    return _object(name, me, mat, smooth)
 
 
 class Nodes:

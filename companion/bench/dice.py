@@ -21,7 +21,10 @@ side (``tests/data/dice/README.md``); each label takes at most one detection (mo
 ``--perturb`` reads every photo after a seeded perturbation: rotation (any angle, canvas grown so
 nothing is cut), a perspective tilt up to 25°, Gaussian blur, half the light and JPEG quality 40.
 ``--colour-labels FILE`` adds colour figures from hand-labelled dice (see
-``tests/data/dice/byler_colours.json``). ``--label-fixes FILE`` scores against labels
+``tests/data/dice/byler_colours.json``). A rendered folder (``tools/render``) scores colours
+from its ``annotations.csv`` ``color`` column (a colour that is none of the games' six must be
+read ``unknown``) and reports every figure per factor of its scenes (``factors`` column: cloth
+family, tilt and die size in ranges, light, clutter, touching, ...). ``--label-fixes FILE`` scores against labels
 corrected where a person looking at the die sees another value, or a die no label covers
 (``tests/data/dice/byler_label_fixes.json``); without it, the labels as they are."""
 
@@ -160,6 +163,11 @@ def pct(a: float, b: float) -> float | None:
     return round(100 * a / b, 2) if b else None
 
 
+def f1(right: int, labelled: int, detections: int) -> float | None:
+    """F1 of dice read with the right value: precision over the detections, recall over the labels."""
+    return round(2 * right / (labelled + detections), 3) if labelled + detections else None
+
+
 def match(dice: list[Die], labels: np.ndarray) -> tuple[list[tuple[int, int]], list[int], list[int]]:
     """(label index, detection index) pairs; unmatched labels; unmatched detections."""
     taken: set[int] = set()
@@ -200,6 +208,51 @@ def colour_truth(path: Path | None, split: str | None) -> dict[str, list[dict]]:
     except (OSError, ValueError, AttributeError, TypeError, KeyError, IndexError) as err:
         raise DataError(f"--colour-labels {path}: not the hand-labelled colours file ({err})") from None
     return out
+
+
+SIX = ("white", "black", "red", "blue", "yellow", "green")  # the games' die colours
+BUCKETS = {"tilt": (10, 20, 30), "px": (20, 30, 45)}  # numeric factors reported in ranges
+
+
+def annotated(root: Path) -> tuple[dict[str, list[dict]], dict[str, dict[str, str]]]:
+    """From a rendered folder's ``annotations.csv`` (``tools/render``): each image's dice colours
+    as colour truth (a colour other than the games' six must be read ``unknown``: "other") and
+    each image's factors (``cloth=speckle/carpet;tilt=23;...``). Empty for folders without the
+    columns (byler's)."""
+    colours: dict[str, list[dict]] = {}
+    factors: dict[str, dict[str, str]] = {}
+    try:
+        with open(root / "annotations.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}, {}
+    for r in rows:
+        name = Path(r.get("image", "")).name
+        if r.get("color"):
+            try:
+                centre = [(float(r["xmin"]) + float(r["xmax"])) / 2, (float(r["ymin"]) + float(r["ymax"])) / 2]
+            except (KeyError, ValueError):
+                continue
+            colours.setdefault(name, []).append({"color": r["color"] if r["color"] in SIX else "other", "center": centre})
+        if r.get("factors") and name not in factors:
+            factors[name] = {k: v for k, _, v in (part.partition("=") for part in r["factors"].split(";")) if v}
+    return colours, factors
+
+
+def factor_value(key: str, value: str) -> str:
+    """A factor as reported: a cloth by its family, a number by its range."""
+    if key == "cloth":
+        return value.split("/")[0]
+    if key in BUCKETS:
+        try:
+            x = float(value)
+        except ValueError:
+            return value
+        edges = BUCKETS[key]
+        lo = max([0, *[e for e in edges if e <= x]])
+        hi = min([e for e in edges if e > x], default=None)
+        return f"{lo}-{hi}" if hi is not None else f"{lo}+"
+    return value
 
 
 def label_fixes(path: Path | None) -> dict[str, list[dict]]:
@@ -246,6 +299,10 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
     items = [(path, fixed(labels, corrections.get(path.name, []))) for path, labels in items]
     n_fixes = sum(len(corrections.get(path.name, [])) for path, _ in items)
     truth = colour_truth(colour_labels, split)
+    rendered_colours, factors = annotated(root)
+    if colour_labels is None:
+        truth = rendered_colours
+    per_image = []
     before = memory_mb()[0]
     reader = DiceReader(load_profiles(colours), models_dir=models or MODELS, scale=scale)
     n_labels = n_det = right = wrong_value = n_extra = images_right = 0
@@ -284,6 +341,8 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
                 wrong_value += 1
                 ok = False
         images_right += ok
+        per_image.append((path.name, len(labels), sum(dice[j].value == int(labels[i, 0]) for i, j in pairs),
+                          len(dice), len(extra), ok))
         if not ok:
             failures.append({
                 "image": path.name,
@@ -321,11 +380,26 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
                 if not good and got != UNKNOWN:
                     col_fail.append({"image": path.name, "center": [cx, cy], "labelled": want, "got": got})
     after = memory_mb()[0]
+    by_factor: dict[str, dict[str, dict]] = {}
+    for name, n, good, found, extra_n, ok in per_image:
+        for key, value in factors.get(name, {}).items():
+            c = by_factor.setdefault(key, {}).setdefault(factor_value(key, value), {
+                "images": 0, "dice": 0, "right": 0, "detections": 0, "extra": 0, "images_right": 0})
+            c["images"] += 1
+            c["dice"] += n
+            c["right"] += good
+            c["detections"] += found
+            c["extra"] += extra_n
+            c["images_right"] += ok
+    for per in by_factor.values():
+        for c in per.values():
+            c["f1"] = f1(c["right"], c["dice"], c["detections"])
     result = {
         "data": str(root), "split": split or "all", "perturbed": perturbed, "images": len(items),
         "dice": n_labels, "detections": n_det,
         "found_right_pct": pct(right, n_labels),
         "precision_pct": pct(right, n_det),
+        "f1": f1(right, n_labels, n_det),
         "wrong_value": wrong_value, "missed": n_labels - right - wrong_value, "extra": n_extra,
         "extra_pct": pct(n_extra, n_labels),
         "images_right_pct": pct(images_right, len(items)),
@@ -342,6 +416,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
         "machine": machine(),
         "threads": 1,
         "failures": failures,
+        "by_factor": by_factor,
     }
     if col["scored"]:
         result["colour"] = {**col, "right_or_unknown_pct": pct(col["right"] + col["unknown"], col["scored"]),
@@ -386,7 +461,7 @@ def run(args: argparse.Namespace) -> int:
           f"{r['detections']} detections")
     print(f"found with the right value: {r['found_right_pct']} %   precision: {r['precision_pct']} %   "
           f"extra: {r['extra']} ({r['extra_pct']} %)   wrong value: {r['wrong_value']}   missed: {r['missed']}")
-    print(f"images entirely right: {r['images_right_pct']} %")
+    print(f"images entirely right: {r['images_right_pct']} %   F1 (right values): {r['f1']}")
     if r["label_fixes"]:
         print(f"against the labels with {r['label_fixes']} corrections (--label-fixes)")
     if r["unlabelled"]:
@@ -402,6 +477,10 @@ def run(args: argparse.Namespace) -> int:
               f"{c['profile_as_other_profile']})")
         for f in c["failures"]:
             print(f"  colour failure {f}")
+    for key, per in sorted(r["by_factor"].items()):
+        print(f"by {key}: " + "   ".join(
+            f"{v}: {c['images']} img, {c['dice']} dice, F1 {c['f1']}, right {c['right']}, extra {c['extra']}, "
+            f"all right {c['images_right']}" for v, c in sorted(per.items())))
     for f in r["failures"]:
         print(f"  failure {json.dumps(f)}")
     return 0

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.vision.colour import OTHER, UNKNOWN, ColourProfiles, face_lab
+from companion.vision.colour import OTHER, UNKNOWN, ColourProfiles, dice_labs
 from companion.vision.dice.reader import MIN_SIDE, DiceReader
 from companion.vision.images import ImageError, has_colour, load_image
 
@@ -103,8 +103,11 @@ def run(args: argparse.Namespace) -> int:
                     f"name such a die '{OTHER}'; nothing written")
     if all(name == OTHER for _, name in pairs):
         return fail(f"every die is named '{OTHER}': name at least one die by its colour; nothing written")
+    # measured as the reader measures them: with the light's colour undone (on all the frame's dice)
+    balanced = dice_labs(frame, [(d.center, d.size) for d in dice])
+    lab_of = {id(d): lab for d, lab in zip(dice, balanced, strict=True)}
     for die, name in pairs:
-        samples.setdefault(name, []).append(face_lab(frame, die.center, die.size))
+        samples.setdefault(name, []).append(lab_of[id(die)])
     profiles = ColourProfiles.learn(samples)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         L, a, b = p.lab[0]
         print(f"  {name:8s} L*a*b* ({L:.0f}, {a:.0f}, {b:.0f})  from {len(samples[name])} dice")
     for die, name in pairs:  # check: does each die come back with its own name?
-        got = profiles.classify(frame, die.center, die.size)
+        got = profiles.classify_lab(lab_of[id(die)])[0]
         if got != (UNKNOWN if name == OTHER else name):
             print(f"  warning: the {name} die at ({die.center[0]:.0f}, {die.center[1]:.0f}) reads as {got}")
     names = list(profiles.profiles)

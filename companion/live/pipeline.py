@@ -114,6 +114,8 @@ class DiceStep:
         if state.get("game") != self.aimed_for:
             self.aimed_for = state.get("game")
             aim_reader(self.watch.reader, self.cal, self.aimed_for)
+        # the markers' white paper gives the light's colour for naming the dice's colours
+        self.watch.reader.white = self.cal.paper_white(frame)
         roll = self.watch.feed(frame, t)
         self.status = f"dice: {self.watch.status}"
         if roll is None:

@@ -35,6 +35,18 @@ DEFAULT_FILE = Path(__file__).resolve().parents[2] / "models" / "dice-colours.js
 # The least spread a learned profile gets (L*, a*, b*): one calibration frame under-estimates how
 # much the light varies across the table.
 MIN_SPREAD = (12.0, 4.0, 4.0)
+# How far (natural log of B/G and R/G) from grey a die's white may be and still be taken for the
+# light's colour: a 2,700 K lamp uncorrected is about (-0.8, +0.35), a cool window (+0.3, -0.25);
+# a yellow die's body is beyond -1.2.
+LIGHT_LOG = (0.95, 0.6)
+LIGHT_SAT = 0.62  # and its saturation at most this: a yellow body under a cool light is ~0.7
+# White light runs along one line in (log B/G, log R/G): a warm lamp lowers blue and raises red,
+# a cool window the opposite. A die's "white" well off that line is a pale colour (lime, pink,
+# ivory dice with dark pips), not the light (LIGHT_ACROSS); what is off the line in the middle
+# of the whites is a camera's tint, undone up to TINT.
+LOCUS = np.array([-0.91, 0.0, 0.42]) / np.hypot(0.91, 0.42)
+LIGHT_ACROSS = 0.15
+TINT = 0.08
 
 
 class ColourFileError(ValueError):
@@ -164,18 +176,83 @@ class ColourProfiles:
             raise ColourFileError(f"{path}: not a colour profile file ({err})") from None
 
 
-def face_lab(frame_bgr: np.ndarray, center: tuple[float, float], size: float) -> np.ndarray:
-    """Median L*a*b* (L 0–100, a/b about 0) of the middle half of a die's face."""
+def _patch(frame_bgr: np.ndarray, center: tuple[float, float], size: float, part: float) -> np.ndarray:
     h, w = frame_bgr.shape[:2]
-    r = max(1, int(size * 0.25))
+    r = max(1, int(size * part))
     cx, cy = int(round(center[0])), int(round(center[1]))
-    patch = frame_bgr[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)]
+    return frame_bgr[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)]
+
+
+def face_lab(frame_bgr: np.ndarray, center: tuple[float, float], size: float,
+             gains: np.ndarray | None = None) -> np.ndarray:
+    """Median L*a*b* (L 0–100, a/b about 0) of the middle half of a die's face, the light's colour
+    undone first when its B, G, R ``gains`` are given (:func:`light_gains`)."""
+    patch = _patch(frame_bgr, center, size, 0.25)
     if patch.size == 0:
         return np.array([0.0, 0.0, 0.0])
+    if gains is not None:
+        patch = np.clip(patch * np.asarray(gains, np.float32), 0, 255).astype(np.uint8)
     lab = cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3).T  # 8-bit: L×255/100, a+128, b+128
     k = lab.shape[1]  # the median per channel, as np.median gives it, at a fifth of its cost
     m = np.partition(lab, [(k - 1) // 2, k // 2], axis=1)[:, [(k - 1) // 2, k // 2]].mean(axis=1)
     return np.array([m[0] * 100 / 255, m[1] - 128, m[2] - 128], np.float64)
+
+
+def gains_for(white_bgr: np.ndarray, limit: float = 3.0) -> np.ndarray:
+    """B, G, R gains that make ``white_bgr`` grey at its own brightness."""
+    white = np.asarray(white_bgr, np.float64)
+    white = np.maximum(white, white.max() / 255 + 1e-9)  # a channel at 0 (of 255) counts as 1
+    return np.minimum(white.mean() / white, limit)
+
+
+def light_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]]) -> np.ndarray | None:
+    """The light's colour measured on the dice themselves, as B, G, R gains that undo it; None
+    when no die shows white. Nearly every die has something white on its top face: a white
+    die's body, the pips of a red, blue, green or black one. The lightest eighth of each face
+    (not clipped) is taken as that die's white; a die whose lightest part is strongly coloured
+    (a yellow die with black pips, whose lightest part is yellow) is no white and left out,
+    and the middle (median) of the rest is the light, if at least a third of the dice gave a
+    white. Only casts that a lamp, a window or a
+    camera's white balance gives are believed (chromaticity within LIGHT_LOG of grey), so that a
+    table of yellow dice is not turned white."""
+    whites, lit = [], 0
+    for center, size in dice:
+        patch = _patch(frame_bgr, center, size, 0.42).reshape(-1, 3).astype(np.float32)
+        patch = patch[patch.max(axis=1) < 250]
+        if len(patch) < 8:
+            continue
+        light = patch[np.argsort(patch.sum(axis=1))[-max(2, len(patch) // 8):]].mean(axis=0)
+        if light.mean() < 60:  # nothing light on this face (a dim black die's pips too small to see)
+            continue
+        lit += 1
+        chroma = np.log(np.maximum(light, 1.0) / max(float(light[1]), 1.0))  # log B/G, 0, log R/G
+        saturation = 1 - light.min() / light.max()
+        along, across = _on_locus(chroma)
+        if abs(chroma[0]) <= LIGHT_LOG[0] and abs(chroma[2]) <= LIGHT_LOG[1] and saturation <= LIGHT_SAT \
+                and abs(across) <= LIGHT_ACROSS:
+            whites.append((along, across))
+    if not whites or len(whites) < lit / 3:  # one odd die among yellow ones is no measure of the light
+        return None
+    along, across = np.median(np.asarray(whites), axis=0)
+    across = float(np.clip(across, -TINT, TINT))  # a camera's green or magenta tint, a little of it
+    chroma = along * LOCUS + across * np.array([LOCUS[2], 0.0, -LOCUS[0]])
+    return gains_for(np.exp(chroma))
+
+
+def _on_locus(chroma: np.ndarray) -> tuple[float, float]:
+    """A colour's (log B/G, 0, log R/G) as how far along the lamp–window line it lies and how far
+    off it."""
+    along = float(chroma[0] * LOCUS[0] + chroma[2] * LOCUS[2])
+    across = float(chroma[0] * LOCUS[2] - chroma[2] * LOCUS[0])
+    return along, across
+
+
+def dice_labs(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]],
+              white_bgr: np.ndarray | None = None) -> np.ndarray:
+    """The L*a*b* of each die's face (N×3) with the light's colour undone: measured on white
+    paper when the table's markers give it (``white_bgr``), else on the dice themselves."""
+    gains = gains_for(white_bgr) if white_bgr is not None else light_gains(frame_bgr, dice)
+    return np.array([face_lab(frame_bgr, c, s, gains) for c, s in dice], np.float64).reshape(-1, 3)
 
 
 def default_profiles() -> ColourProfiles:

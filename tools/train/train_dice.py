@@ -57,6 +57,7 @@ SCENES = 0.0  # finder: share of windows from drawn tables of any cloth and clut
 SCENE_BANK = 0  # reader: drawn tables whose dice, side faces, clutter and false finds join the bank
 EXTRA: list[tuple[np.ndarray, np.ndarray, str]] = []  # rendered scenes (--extra), as the photos
 DEVICE = "cpu"
+FREEZE_BN = False  # reader: keep the batch norms' statistics as they are (--freeze-bn)
 
 
 # ---------------------------------------------------------------- data
@@ -292,6 +293,33 @@ class Reader(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(self.f(x))
+
+
+def reader_from_onnx(path: Path, crop: int) -> Reader:
+    """A :class:`Reader` holding the weights of an exported reader. The export folded each batch
+    norm into its convolution, so the norms become the identity plus that bias: train it on with
+    ``--freeze-bn`` (batch statistics would undo the folding). This is how a shipped reader,
+    whose training state was not kept, is fine-tuned."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    net = Reader(crop)
+    state = net.state_dict()
+    for k, node in enumerate(convs):
+        w, b = weights[node.input[1]], weights[node.input[2]]
+        bn = net.f[k][1]
+        state[f"f.{k}.0.weight"] = w
+        state[f"f.{k}.1.weight"] = torch.ones_like(b)
+        state[f"f.{k}.1.bias"] = b
+        state[f"f.{k}.1.running_mean"] = torch.zeros_like(b)
+        state[f"f.{k}.1.running_var"] = torch.full_like(b, 1.0 - bn.eps)
+    for name in ("fc.1.weight", "fc.1.bias", "fc.3.weight", "fc.3.bias"):
+        state[name] = weights[name]
+    net.load_state_dict(state)
+    return net
 
 
 def to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
@@ -613,6 +641,10 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
     real = np.array([i for i, b in enumerate(bank) if b[4] and not b[5]])
     other = np.array([i for i, b in enumerate(bank) if not (b[4] and not b[5])])
     net = (net or Reader()).to(DEVICE)
+    if FREEZE_BN:  # the norms keep their statistics (a reader read back from ONNX has none to learn)
+        for m in net.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.eval()
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0 = time.time()
 
@@ -647,7 +679,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 
 def main() -> None:
-    global HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES, NATIVE_POOR, SMALL
+    global FREEZE_BN, HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES, NATIVE_POOR, SMALL
     global SCENES, SCENE_BANK, EXTRA, DEVICE, DATA
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
@@ -656,6 +688,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--resume", type=Path, help="continue from a saved state (.pt)")
+    ap.add_argument("--init-onnx", type=Path, help="reader: start from an exported reader (use --freeze-bn)")
+    ap.add_argument("--freeze-bn", action="store_true", help="reader: keep the batch norms' statistics")
+    ap.add_argument("--crops", action="append", default=[], metavar="DIR[:EVERY]",
+                    help="reader: a single-die crop set (tools/train/crops.py), its train split, every EVERY-th")
     ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
     ap.add_argument("--hard-negatives", type=Path, help="reader: add the false finds of this finder (ONNX)")
     ap.add_argument("--tilt", type=float, default=TILT, help="finder: largest perspective term of a window")
@@ -702,6 +738,17 @@ def main() -> None:
     PHOTOMETRIC, POOR, GLARE, TABLE_SCENES = a.photometric, a.poor_camera, a.glare, a.tables
     NATIVE_POOR, SMALL = a.poor_native, a.small
     net = Finder() if a.part == "finder" else Reader()
+    if a.init_onnx:
+        net = reader_from_onnx(a.init_onnx, CROP)
+    FREEZE_BN = a.freeze_bn
+    if a.crops:  # real dice the reader must get right, as the photos' dice
+        from tools.train.crops import load as load_crops
+
+        for spec in a.crops:
+            folder, _, every = spec.partition(":")
+            crops = load_crops(Path(folder), "train", int(every or 1))
+            print(f"{len(crops)} crops from {folder}", flush=True)
+            fit = fit + crops
     if a.resume:
         net.load_state_dict(torch.load(a.resume))
     if a.part == "finder":

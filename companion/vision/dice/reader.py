@@ -42,7 +42,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.vision.colour import UNKNOWN, ColourProfiles, default_profiles, face_lab
+from companion.vision.colour import UNKNOWN, ColourProfiles, default_profiles, dice_labs, face_lab
 from companion.vision.markers import marker_outlines
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
@@ -123,6 +123,7 @@ class DiceReader:
         self.scale = scale
         self.adapt = adapt  # look again at another scale when the dice are too big or small for the finder
         self.roi: tuple[int, int, int, int] | None = None  # x0, y0, x1, y1: read only there
+        self.white: np.ndarray | None = None  # B, G, R of white paper on the table (the markers), when known
         self.find_threshold = find_threshold
         self.die_threshold = die_threshold
         self.sure = sure  # below this, the reader looks again at the crop turned three ways
@@ -301,7 +302,9 @@ class DiceReader:
         """Colours for the dice of the last look only (not for looks at a scale that was dropped)."""
         if not self.profiles.profiles or not dice:
             return dice
-        named = self.profiles.classify_labs(np.array([face_lab(frame, d.center, d.size) for d in dice]))
+        white = self.white if self.white is not None and float(np.max(self.white)) < 250 else None  # clipped paper: no measure
+        labs = dice_labs(frame, [(d.center, d.size) for d in dice], white)
+        named = self.profiles.classify_labs(labs)
         return [replace(d, color=name) for d, (name, _) in zip(dice, named, strict=True)]
 
 

@@ -12,8 +12,8 @@ to one of the ``others``: every train die hand-labelled "other" (maroon, purple,
 and marbled dice), so a dark red-brown die within red's spreads is not named red.
 
 Rendered train scenes (``--rendered DIR``, from ``tools/render``) add a third centre per colour
-and widen the spreads to the light they were rendered under; their dice of other colours join
-the others. Every die's colour is measured with the light's colour undone, as the reader does.
+(the spreads stay the photos': widened to the rendered dice, dice of other colours took the six
+names); their dice of other colours join the others. Every die's colour is measured with the light's colour undone, as the reader does.
 
     PYTHONPATH=. python -m tools.train.colour_defaults [--rendered DIR]
 """
@@ -84,14 +84,12 @@ def main() -> None:
         centre = np.median(a, axis=0)
         painted = cv2.cvtColor(np.array([[bgr]], np.float32) / 255, cv2.COLOR_BGR2Lab)[0, 0]
         centres = [centre, painted]
-        both = a
         if len(rendered[name]) >= 5:  # a third centre: the rendered dice, lit every way
             r = np.array(rendered[name])
             centres.append(np.median(r, axis=0))
-            both = np.concatenate([a - centre, r - centres[-1]])  # the spread round each one's own centre
-        else:
-            both = a - centre
-        robust = 1.5 * 1.4826 * np.median(np.abs(both), axis=0)
+        # the spread of the photos' dice only: the rendered ones, lit every way, widened it so far
+        # that dice of other colours (maroon, teal, grey) took the six colours' names
+        robust = 1.5 * 1.4826 * np.median(np.abs(a - centre), axis=0)
         spread = np.maximum(robust, NEUTRAL_SPREAD if name in NEUTRAL else MIN_SPREAD)
         profiles[name] = Profile([tuple(round(float(v), 1) for v in c) for c in centres],
                                  tuple(round(float(v), 1) for v in spread))  # type: ignore[arg-type]

@@ -1,0 +1,102 @@
+"""Die colours under the light of a real room, uncalibrated: a warm lamp, a cool window and a
+webcam's cast on real photos (byler, hand-labelled colours); the markers' white paper as the
+measure of the light; and the casts that must not be "undone" (a table of yellow dice is not a
+table of white dice under a yellow lamp)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.sim.dice import BODY_BGR, draw_die, pip_colour
+from companion.vision.colour import UNKNOWN, light_gains
+from companion.vision.dice.reader import DiceReader
+
+LABELS = Path(__file__).parents[1] / "data" / "dice" / "byler_colours.json"
+SIX = ("white", "black", "red", "blue", "yellow", "green")
+# B, G, R gains in linear light, as an uncorrected camera sees white under each
+CASTS = {"warm lamp": (0.55, 1.0, 1.35), "cool window": (1.3, 1.0, 0.8), "webcam": (1.2, 1.0, 0.85)}
+
+
+def in_light(img: np.ndarray, gains: tuple[float, float, float]) -> np.ndarray:
+    """The photo as if lit by a light of that colour (the cast applied in linear light)."""
+    lin = (img.astype(np.float32) / 255) ** 2.2 * np.array(gains, np.float32)
+    return (np.clip(lin, 0, 1) ** (1 / 2.2) * 255).astype(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def reader() -> DiceReader:
+    return DiceReader()
+
+
+@pytest.mark.parametrize("light", [None, *CASTS])
+def test_real_dice_keep_their_colours_under_a_lamp_a_window_and_a_webcam(byler_dir: Path, reader: DiceReader,
+                                                                         light: str | None) -> None:
+    """The byler test photos (never used to build the colour defaults), as taken and under three
+    casts: of the 55 dice hand-labelled with one of the games' six colours, at least 49 are named
+    it in every light (the rest unknown: before the light was measured, a warm lamp left every
+    white die unknown), and at most one die of the 89, of those colours or any other, is named a
+    wrong colour (a maroon die named red)."""
+    truth = json.loads(LABELS.read_text())["test"]
+    named = unknown = 0
+    wrong = []
+    for image, dice in truth.items():
+        frame = cv2.imread(str(byler_dir / image))
+        if light is not None:
+            frame = in_light(frame, CASTS[light])
+        read = reader.read(frame)
+        for t in dice:
+            if t["color"] == "ambiguous":
+                continue
+            near = [d for d in read if math.hypot(d.center[0] - t["center"][0], d.center[1] - t["center"][1]) < 0.5 * d.size]
+            if not near:
+                continue
+            got = near[0].color
+            if t["color"] in SIX:
+                named += got == t["color"]
+                unknown += got == UNKNOWN
+            if got not in (UNKNOWN, t["color"]):
+                wrong.append((image, t["color"], got))
+    labelled = sum(1 for dice in truth.values() for t in dice if t["color"] in SIX)
+    assert len(wrong) <= 1, wrong
+    assert named >= labelled - 6, (named, unknown, labelled)
+
+
+def row(colours: list[str], tint: tuple[float, float, float]) -> np.ndarray:
+    img = np.full((300, 120 + 110 * len(colours), 3), (70, 90, 110), np.uint8)
+    for k, c in enumerate(colours):
+        draw_die(img, (90 + k * 110, 150), 40, k % 6 + 1, BODY_BGR[c], pip_colour(c), 12 * k)
+    return in_light(cv2.GaussianBlur(img, (0, 0), 0.7), tint)
+
+
+def test_a_table_of_yellow_dice_is_not_taken_for_white_dice_under_a_yellow_light(reader: DiceReader) -> None:
+    """Yellow dice have black pips: nothing white on them. Under a cool light they are still
+    named yellow (or unknown), never white, because no white on the dice measures the light."""
+    frame = row(["yellow"] * 4, CASTS["cool window"])
+    dice = reader.read(frame)
+    assert len(dice) == 4
+    assert light_gains(frame, [(d.center, d.size) for d in dice]) is None
+    assert {d.color for d in dice} <= {"yellow", UNKNOWN} and "yellow" in {d.color for d in dice}
+
+
+def test_the_markers_white_paper_measures_the_light(reader: DiceReader) -> None:
+    """Live, the table's markers give the light's colour: with the paper's colour under a
+    strong warm lamp, the six dice of Twenty One are named right; the paper clipped to white
+    (an over-exposed frame) measures nothing and the dice's own whites are used instead."""
+    six = ["white", "black", "red", "blue", "yellow", "green"]
+    frame = row(six, CASTS["warm lamp"])
+    paper = in_light(np.full((1, 1, 3), 225, np.uint8), CASTS["warm lamp"])[0, 0].astype(np.float64)
+    try:
+        reader.white = paper
+        with_paper = [d.color for d in sorted(reader.read(frame), key=lambda d: d.center[0])]
+        reader.white = np.array([255.0, 255.0, 255.0])
+        clipped = [d.color for d in sorted(reader.read(frame), key=lambda d: d.center[0])]
+    finally:
+        reader.white = None
+    assert with_paper == six
+    assert clipped == six

@@ -25,12 +25,16 @@ subscribers get the resumed game's state. Events from then on go to the resumed 
 
 Restoring never refuses to start: a stored row the rules now refuse is skipped, as ``companion
 replay`` skips a refused line, and listed in the state's ``rejected``; a database file that is
-not SQLite (or is damaged) is renamed aside and a fresh one started; both are logged loudly and
-kept in :attr:`Table.notices`.
+not SQLite, or that fails SQLite's check at start, is renamed aside and a fresh one started; rows
+of the log's second copy that the log lacks are put back (``companion.table.log``); all of this is
+logged loudly and kept in :attr:`Table.notices`. What a player must see (rows put back, rows lost
+with their game, a log put aside or rewritten, a history that cannot be read) is also in
+:attr:`Table.alerts` and in the state's ``alerts``, which every page shows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import itertools
@@ -47,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.games.base import GAME_OVER, EventError, Game, RuleError, is_json_type
-from companion.table.log import EventLog, NotStored
+from companion.table.log import EventLog, NotStored, Recovery
 
 Subscriber = Callable[[dict[str, Any]], None]
 
@@ -59,6 +63,7 @@ STALE = "STALE"
 GAME_IN_PROGRESS = "GAME_IN_PROGRESS"
 NO_SUCH_GAME = "NO_SUCH_GAME"
 CANNOT_RESUME = "CANNOT_RESUME"
+WATCH_SECONDS = 2.0  # how often the table checks that its log's files are still there
 
 
 @dataclass
@@ -116,6 +121,7 @@ class Table:
         self._stored: list[dict[str, Any]] = []  # the current game's stored rows, plain (duplicate taps)
         self.rejected: list[dict[str, Any]] = []  # stored rows the engine refused at restore
         self.notices: list[str] = []  # what restoring had to do, for the log and /api/health
+        self.alerts: list[dict[str, Any]] = []  # what every page shows: {"code", "message", ...}
         self.version = 0  # bumps with every change, for clients that poll
         self._finished: dict[int, tuple[int, bool | None]] = {}  # game id -> (rows, finished): history
         self._held = _hold(Path(path))
@@ -124,29 +130,121 @@ class Table:
         except BaseException:
             os.close(self._held)
             raise
+        self.log.on_repair = self._repaired
         if latest is not None:
             self._restore(latest, rows)
+        self._watching = threading.Event()
+        threading.Thread(target=self._watch, name="table-log-watch", daemon=True).start()
+
+    def alert(self, code: str, message: str, **fields: Any) -> None:
+        """A notice every page shows (and /api/health lists): ``code`` names it for the pages'
+        languages, ``fields`` fill its sentence (``game_id``, ``events``, ``file``)."""
+        self.notices.append(message)
+        self.alerts.append({"code": code, "message": message, **fields})
+        self.version += 1
 
     def _open(self, path: Path) -> tuple[EventLog, int | None, list[Any]]:
-        """The log and its latest game's rows. A file that is not an SQLite database, or a damaged
-        one, is renamed aside (``table.sqlite.corrupt-<time>``) and a fresh log started: the
-        service must come up at the table, and the bad file is kept for a person to look at."""
+        """The log and its latest game's rows. A file that is not an SQLite database, or one that
+        fails SQLite's check, is renamed aside (``table.sqlite.corrupt-<time>``) and a fresh log
+        started: the service must come up at the table, and the bad file is kept for a person to
+        look at. Rows of the second copy that the log lacks are then put back, and what was put
+        back or lost is said, by game."""
+        aside: str | None = None
         try:
             event_log = EventLog(path)
         except sqlite3.DatabaseError as err:
             if not _damaged(err):
                 raise
-            return self._fresh(path, err)
+            event_log, aside = self._fresh(path, err)
         try:
-            latest = event_log.latest_game()
-            return event_log, latest, (event_log.events(latest) if latest is not None else [])
+            problem = event_log.integrity()
+            if problem is not None:
+                event_log.close(settle=False)
+                event_log, aside = self._fresh(path, sqlite3.DatabaseError(f"SQLite's check: {problem}"))
+            return self._recovered(event_log, aside)
         except sqlite3.DatabaseError as err:
-            event_log.close()
-            if not _damaged(err):
+            event_log.close(settle=False)
+            if not _damaged(err) or aside is not None:
                 raise
-            return self._fresh(path, err)
+            event_log, aside = self._fresh(path, err)
+            return self._recovered(event_log, aside)
 
-    def _fresh(self, path: Path, err: sqlite3.DatabaseError) -> tuple[EventLog, None, list[Any]]:
+    def _recovered(self, event_log: EventLog, aside: str | None) -> tuple[EventLog, int | None, list[Any]]:
+        recovery = event_log.recover(event_log.path.with_name(aside) if aside else None)
+        self._tell(recovery, event_log, aside)
+        event_log.settle()  # a quiet moment: checkpoint, and a copy of what was found
+        latest = event_log.latest_game()
+        return event_log, latest, (event_log.events(latest) if latest is not None else [])
+
+    def _tell(self, found: Recovery, event_log: EventLog, aside: str | None) -> None:
+        copy = event_log.copy_path.name if event_log.copy_path else "the second copy"
+        if aside is not None:
+            back = sum(found.restored.values())
+            what = (f"a new log was started with the {found.salvaged} events still readable in it and {back} put "
+                    f"back from its second copy {copy}" if found.salvaged or back else
+                    "a new, empty log was started: earlier games are only in that file")
+            message = f"{event_log.path} could not be read ({self._why}); it was renamed to {aside} and {what}"
+            log.error("TABLE LOG UNREADABLE: %s", message)
+            self.alert("LOG_PUT_ASIDE", message, file=aside, events=found.salvaged + back)
+        else:
+            for game_id, n in sorted(found.restored.items()):
+                message = (f"game {game_id}: {n} recorded events were missing from {event_log.path.name} (its WAL "
+                           f"was damaged, cut or deleted) and were put back from the second copy {copy}")
+                log.error("TABLE LOG: %s", message)
+                self.alert("EVENTS_RESTORED", message, game_id=game_id, events=n)
+        for game_id, n in sorted(found.lost.items()):
+            message = (f"game {game_id}: {n} recorded events were lost (the table log was damaged and no copy "
+                       "holds them); the game goes on from the events that are left")
+            log.error("TABLE LOG: %s", message)
+            self.alert("EVENTS_LOST", message, game_id=game_id, events=n)
+        for game_id in found.unreadable_games:
+            message = (f"game {game_id}: its events could not be read from the damaged log ({aside}) and no copy "
+                       "holds them")
+            log.error("TABLE LOG: %s", message)
+            self.alert("GAME_LOST", message, game_id=game_id)
+        if found.copy_unusable:
+            message = f"the table log's second copy could not be read ({found.copy_unusable}); a new one was made"
+            log.warning("%s", message)
+            self.notices.append(message)
+        if found.journal_unreadable:
+            message = (f"{found.journal_unreadable} lines of the journal {event_log.journal_path} could not be read: "
+                       "the events they held may be missing")
+            log.error("TABLE LOG: %s", message)
+            self.alert("JOURNAL_DAMAGED", message, events=found.journal_unreadable)
+
+    def _repaired(self, message: str) -> None:
+        """The log was written again after its files were deleted: hold its lock file anew."""
+        with contextlib.suppress(OSError):
+            held, self._held = self._held, _hold(self.log.path)
+            if held >= 0:
+                os.close(held)
+        self.alert("LOG_REWRITTEN", message, file=str(self.log.path.parent))
+
+    def _watch(self) -> None:
+        """Notice a deleted log or data directory within seconds, not only at the next write (a
+        service killed before its next write lost every game)."""
+        refused = False
+        while not self._watching.wait(WATCH_SECONDS):
+            try:
+                repairs = len(self.log.repairs)
+                self.log.check_files()
+                refused = False
+                if len(self.log.repairs) > repairs:
+                    with self._lock:  # never under the log's lock: a write holds ours, then waits for it
+                        self._changed()
+            except NotStored as err:
+                if not refused:
+                    log.error("TABLE LOG: %s", err)
+                    self.alert("LOG_NOT_WRITABLE", str(err))
+                    with self._lock:
+                        self._changed()
+                refused = True
+            except Exception:  # closed under us, or a bug: the next write checks again
+                if self._watching.is_set():
+                    return
+                log.exception("table log watch failed")
+
+    def _fresh(self, path: Path, err: sqlite3.DatabaseError) -> tuple[EventLog, str]:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         aside = path.with_name(f"{path.name}.corrupt-{stamp}")
         # never over one put aside before: a Pi with no clock battery boots to the same saved time,
@@ -159,11 +257,9 @@ class Table:
             part = Path(str(path) + suffix)
             if part.exists():
                 part.rename(Path(str(aside) + suffix))
-        notice = (f"{path} could not be read ({err}); it was renamed to {aside.name} and a new, empty "
-                  f"log was started: earlier games are only in that file")
-        log.error("TABLE LOG UNREADABLE: %s", notice)
-        self.notices.append(notice)
-        return EventLog(path), None, []
+        log.error("TABLE LOG UNREADABLE: %s could not be read (%s); renamed to %s", path, err, aside.name)
+        self._why = str(err)
+        return EventLog(path), aside.name
 
     def _restore(self, game_id: int, rows: list[Any]) -> None:
         self._stored = _plain_rows(rows)
@@ -209,6 +305,7 @@ class Table:
             self._stored = [_plain(event)]
             self.rejected = []
             self._pending.clear()
+            self.log.settle()  # the game before has ended or was left: a quiet moment
             return self._changed()
 
     def resume(self, game_id: int, source: str | None = None, expect: str | None = None,
@@ -240,6 +337,7 @@ class Table:
             self.game_id, self.game, self.rejected = game_id, game, rejected
             self._stored = _plain_rows(rows) + [{"type": "resume"}]
             self._pending.clear()  # the camera's proposals were about the game that was left
+            self.log.settle()
             return self._changed()
 
     def apply(self, event: Mapping[str, Any], source: str | None = None, expect: str | None = None,
@@ -264,6 +362,8 @@ class Table:
                 raise
             self._stored.append(_plain(event))
             self._drop_stale_proposals()
+            if game.engine.finished(game.state):
+                self.log.settle()  # the game's end: checkpoint and second copy
             return self._changed()
 
     def undo(self, source: str | None = None, expect: str | None = None) -> dict[str, Any]:
@@ -366,17 +466,20 @@ class Table:
     # -- reading
     def state(self) -> dict[str, Any]:
         """The current game as ``companion replay`` prints it, plus the game id, the number of
-        events, the legal actions, and the pending proposals. ``{"game": None}`` before any."""
+        events, the legal actions, the pending proposals and the alerts every page shows.
+        ``{"game": None}`` before any."""
         with self._lock:
             if self.game is None:
-                return {"game": None, "game_id": None, "rev": None, "version": self.version, "pending": []}
+                return {"game": None, "game_id": None, "rev": None, "version": self.version, "pending": [],
+                        "alerts": [dict(a) for a in self.alerts]}
             view = self.game.view()
             detail = view.pop("detail")
             return {**view, "rejected": [dict(r) for r in self.rejected], "detail": detail,
                     "game_id": self.game_id, "seq": len(self.game.events), "rev": self.rev,
                     "version": self.version,
                     "legal": self.game.legal_actions(),
-                    "pending": [p.as_dict() for p in self._pending.values()]}
+                    "pending": [p.as_dict() for p in self._pending.values()],
+                    "alerts": [dict(a) for a in self.alerts]}
 
     def history(self) -> list[dict[str, Any]]:
         """The accepted events of the current game, in order, undone ones left out."""
@@ -444,6 +547,7 @@ class Table:
         return self.game
 
     def close(self) -> None:
+        self._watching.set()
         self.log.close()
         if self._held >= 0:
             os.close(self._held)  # the lock goes with it

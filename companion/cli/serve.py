@@ -85,5 +85,6 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         return 2
     finally:
         service.stop()
+        service.table.close()  # a quiet moment: the log checkpointed and copied
         print("companion: stopped", file=sys.stderr, flush=True)
     return 0

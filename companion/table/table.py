@@ -143,6 +143,15 @@ class Table:
         self.alerts.append({"code": code, "message": message, **fields})
         self.version += 1
 
+    def tell(self, code: str, message: str, **fields: Any) -> None:
+        """An alert found while serving (a page of the log that cannot be read): once per code,
+        and every open page is told at once."""
+        with self._lock:
+            if any(a["code"] == code for a in self.alerts):
+                return
+            self.alert(code, message, **fields)
+            self._changed()
+
     def _open(self, path: Path) -> tuple[EventLog, int | None, list[Any]]:
         """The log and its latest game's rows. A file that is not an SQLite database, or one that
         fails SQLite's check, is renamed aside (``table.sqlite.corrupt-<time>``) and a fresh log

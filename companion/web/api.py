@@ -114,8 +114,10 @@ def _not_stored(err: NotStored) -> Response:
 
 @api.errorhandler(LogUnreadable)
 def _unreadable(err: LogUnreadable) -> Response:
-    """A damaged page of an old game: nothing was changed."""
+    """A damaged page of an old game: nothing was changed. Every page says so from now on."""
     current_app.logger.error("table log: %s", err)
+    ctx().table.tell("LOG_UNREADABLE", f"part of the table log could not be read ({err}): some of the history "
+                                       "may be missing; the game being played goes on")
     return error(503, "LOG_UNREADABLE", f"the table log could not be read ({err}): nothing was changed; "
                                          "the game being played goes on")
 

@@ -70,12 +70,40 @@ def event_fields() -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
     return out
 
 
+def alerts() -> list[dict[str, Any]]:
+    """What every page shows in its banner: the table's alerts (its log's troubles) and a camera
+    that stopped sending pictures."""
+    c = current_app.extensions["companion"]
+    shown = [{**a, "from": "table"} for a in c.table.alerts]
+    if c.live is not None:
+        try:
+            camera = c.live.health().get("camera", {})
+        except Exception:  # the banner never breaks a page
+            camera = {}
+        if camera.get("state") in ("retrying", "stalled"):
+            shown.append({"code": "CAMERA_LOST", "from": "camera", "status": camera.get("status", ""),
+                          "message": f"the camera is not sending pictures ({camera.get('status', '')})"})
+    return shown
+
+
+def alert_text(alert: dict[str, Any], t: dict[str, str]) -> str:
+    """An alert in the page's language (its English sentence when the language has none)."""
+    text = t.get("alert_" + str(alert.get("code")))
+    if text is None:
+        return str(alert.get("message", ""))
+    for key, value in alert.items():
+        text = text.replace("{" + key + "}", str(value))
+    return text
+
+
 def _render(template: str, page: str, **extra: Any) -> str:
     lang = choose(request.args.get("lang"), request.accept_languages)
     c = current_app.extensions["companion"]
     local = is_loopback(request.remote_addr)
-    return render_template(template, page=page, lang=lang, t=texts(lang), languages=LANGUAGES,
-                           pin=c.guard.pin if local else None, local=local, **extra)
+    t = texts(lang)
+    shown = [{**a, "text": alert_text(a, t)} for a in alerts()]
+    return render_template(template, page=page, lang=lang, t=t, languages=LANGUAGES,
+                           pin=c.guard.pin if local else None, local=local, alerts=shown, **extra)
 
 
 @pages.get("/")

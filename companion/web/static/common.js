@@ -92,6 +92,18 @@
   };
   C.send = (event) => C.change("POST", "/api/events", Object.assign({source: "phone"}, event));
 
+  // The banner of alerts every page shows (the table log's troubles); the stream keeps the
+  // table's own up to date, the camera's stay as the page was served.
+  C.alertText = function (a) {
+    return C.t["alert_" + a.code] !== undefined ? C.tr("alert_" + a.code, a) : (a.message || a.code);
+  };
+  C.showAlerts = function (list) {
+    const box = document.getElementById("alerts");
+    if (!box || !Array.isArray(list)) return;
+    for (const p of Array.from(box.querySelectorAll('[data-from="table"]'))) p.remove();
+    for (const a of list) box.appendChild(C.el("p", {class: "alert", "data-code": a.code, "data-from": "table"}, C.alertText(a)));
+  };
+
   // The live stream: full state on connect, then every change. EventSource reconnects by itself.
   C.connect = function (onState) {
     const conn = document.getElementById("conn");
@@ -106,6 +118,7 @@
       const title = document.getElementById("title");
       if (title) title.textContent = state.game ? C.gameName(state.game) : C.tr("no_game");
       document.body.dataset.version = String(state.version);
+      if (state.alerts) C.showAlerts(state.alerts);
       onState(state);
     };
     // A refused stream (503: every stream slot taken) closes the EventSource for good, so the

@@ -59,7 +59,8 @@ document.addEventListener("DOMContentLoaded", async () => {
   }
 
   const r = await C.api("GET", "/api/games");
-  if (!r.ok || !r.data.games.length) { chart.replaceChildren(el("p", {class: "empty"}, tr("no_game"))); return; }
+  if (!r.ok) { chart.replaceChildren(el("p", {class: "empty"}, C.refusal(r.data))); return; }  // say why, never "no game"
+  if (!r.data.games.length) { chart.replaceChildren(el("p", {class: "empty"}, tr("no_game"))); return; }
   for (const g of r.data.games) {
     const now = g.id === r.data.current;
     const playing = now && g.finished === false;  // a finished game on the table is not "playing now"

@@ -38,6 +38,7 @@ import contextlib
 import errno
 import fcntl
 import itertools
+import json
 import logging
 import os
 import secrets
@@ -563,11 +564,43 @@ class Table:
             self._held = -1
 
 
+MAX_NAME = 40  # characters of a player's, side's or team's name: every phone gets every name on every change
+
+
 def _clean(event: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(event, Mapping):
         raise EventError("an event must be a JSON object")
     _check_meta(event)
+    try:
+        json.dumps(event, allow_nan=False)
+    except ValueError:
+        raise EventError("a number in the event is not finite (NaN or Infinity are not JSON)") from None
+    except TypeError:
+        raise EventError("the event holds something that is not JSON") from None
+    if event.get("type") == "new_game":
+        _check_names(event)
     return dict(event)
+
+
+def _check_names(event: Mapping[str, Any]) -> None:
+    """Names of a new game (players, sides, their players, teams) of at most MAX_NAME characters
+    (BAD_VALUE): a 60,000-character name sent 480 KB to every phone on every change."""
+    names: list[Any] = []
+    for key in ("players", "sides", "teams"):
+        items = event.get(key)
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, Mapping):
+                names.append(item.get("name"))
+                inner = item.get("players")
+                names.extend(inner if isinstance(inner, list) else [])
+            elif isinstance(item, list):
+                names.extend(item)
+            else:
+                names.append(item)
+    for name in names:
+        if isinstance(name, str) and len(name) > MAX_NAME:
+            raise RuleError("BAD_VALUE", f"a name may have at most {MAX_NAME} characters; "
+                                         f"'{name[:20]}…' has {len(name)}")
 
 
 def _plain(event: Mapping[str, Any]) -> dict[str, Any]:

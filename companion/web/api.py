@@ -141,6 +141,40 @@ def _bug(err: Exception) -> Response | HTTPException:  # a bug, never bad input:
     return error(500, "INTERNAL", "the companion hit a bug; the game is unchanged unless the state says so")
 
 
+# -- what every change must be ------------------------------------------------------------------
+
+@api.before_request
+def _same_origin_json() -> None:
+    """A change comes from the table's own pages (or a script), never from another site: a page
+    elsewhere, even on another port of the same host, could make a phone's browser send its
+    session cookie along. A browser always names the page a POST comes from in ``Origin``; it
+    must be the table's own (403 ``BAD_ORIGIN``). A body is JSON, declared as such (415
+    ``NOT_JSON``): a form of another site can only send ``text/plain``, urlencoded or multipart
+    bodies without asking the server first."""
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return
+    origin = request.headers.get("Origin")
+    own = request.host_url.rstrip("/")
+    if origin is not None and origin != own:
+        raise ApiError(403, "BAD_ORIGIN", f"changes are only taken from the table's own pages ({own}), "
+                                          f"not from {origin[:80]}")
+    if origin is None and request.headers.get("Sec-Fetch-Site") in ("cross-site", "same-site"):
+        raise ApiError(403, "BAD_ORIGIN", "changes are only taken from the table's own pages")
+    if request.content_length or request.headers.get("Transfer-Encoding"):
+        if request.mimetype != "application/json":
+            raise ApiError(415, "NOT_JSON", "a body must be JSON sent as Content-Type: application/json, "
+                                            f"not {request.mimetype or 'undeclared'}")
+
+
+def _finite(text: str) -> float:
+    """``json.loads(..., parse_float=_finite)``: ``1e400`` is read by Python as infinity, which is
+    no JSON number (the log, its export and ``companion replay`` would no longer read it)."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:40]} is beyond any number JSON can carry")
+    return value
+
+
 # -- helpers ----------------------------------------------------------------------------------
 
 def _depth(value: Any, limit: int) -> bool:
@@ -166,7 +200,7 @@ def body(allowed: frozenset[str] | None = None, optional: bool = False) -> dict[
             return {}
         raise ApiError(400, "BAD_JSON", "the body must be a JSON object, and it is empty")
     try:
-        value = json.loads(raw, parse_constant=no_json_constant)
+        value = json.loads(raw, parse_constant=no_json_constant, parse_float=_finite)
     except (ValueError, RecursionError) as err:
         raise ApiError(400, "BAD_JSON", f"the body is not valid JSON ({str(err)[:80]})") from None
     if not isinstance(value, dict):

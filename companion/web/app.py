@@ -67,11 +67,22 @@ def create_app(config: dict[str, Any] | None = None, table: Table | None = None,
 
     app.register_blueprint(api)
     app.register_blueprint(pages)
+    app.after_request(_headers)
     if live is not None and live.demo:
         from companion.web.demo import demo
 
         app.register_blueprint(demo)
     return app
+
+
+def _headers(response: Any) -> Any:
+    """No page of the table may be shown inside another site's frame (a tap there would be a tap
+    here), and no answer is read as another type than it says."""
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    response.headers.setdefault("Content-Security-Policy", "frame-ancestors 'none'")
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "no-referrer")
+    return response
 
 
 def companion_of(app: Flask) -> Companion:

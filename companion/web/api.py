@@ -224,16 +224,24 @@ def client_address() -> str:
 
 
 def pin_ok_for_request() -> bool:
-    """True if this request already carries the right PIN (header or session); no counting."""
+    """True if this request carries the right PIN (its session, or a header that is checked and
+    counted like any guess: a header answered without counting was a free oracle)."""
     guard = ctx().guard
-    return bool(session.get("pin_ok") and guard.matches(session.get("pin"))) or guard.matches(
-        request.headers.get("X-Table-Pin"))
+    if guard.session_ok(session.get("sid")):
+        return True
+    given = request.headers.get("X-Table-Pin")
+    if not given:
+        return False
+    verdict = guard.check(given, client_address())
+    if verdict.code == "RATE_LIMITED":
+        raise ApiError(429, verdict.code, verdict.message, {"Retry-After": str(verdict.retry_after)})
+    return verdict.ok
 
 
 def needs_pin(view: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(view)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        if not (session.get("pin_ok") and ctx().guard.matches(session.get("pin"))):
+        if not ctx().guard.session_ok(session.get("sid")):
             verdict = ctx().guard.check(request.headers.get("X-Table-Pin"), client_address())
             if not verdict.ok:
                 if verdict.code == "RATE_LIMITED":
@@ -376,7 +384,8 @@ def qr(target: str) -> Response:
 
 @api.post("/login")
 def login() -> Response:
-    """Enter the PIN once; the session cookie then stands for it on this phone."""
+    """Enter the PIN once; the session cookie (a random id the server keeps) then stands for it on
+    this phone."""
     data = body(frozenset({"pin"}))
     pin = data.get("pin")
     if not isinstance(pin, str):
@@ -386,13 +395,15 @@ def login() -> Response:
         status = 429 if verdict.code == "RATE_LIMITED" else 403
         headers = {"Retry-After": str(verdict.retry_after)} if status == 429 else None
         raise ApiError(status, verdict.code, verdict.message, headers)
-    session["pin_ok"] = True
-    session["pin"] = pin
+    ctx().guard.close_session(session.get("sid"))
+    session.clear()
+    session["sid"] = ctx().guard.open_session()  # a random id: the PIN never travels in the cookie
     return jsonify(ok=True)
 
 
 @api.post("/logout")
 def logout() -> Response:
+    ctx().guard.close_session(session.get("sid"))
     session.clear()
     return jsonify(ok=True)
 

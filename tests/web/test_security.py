@@ -93,3 +93,105 @@ def test_no_page_can_be_framed_by_another_site(client, path):
     r = client.get(path)
     assert r.headers["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in r.headers["Content-Security-Policy"]
+
+
+# -- the PIN ------------------------------------------------------------------------------------
+
+class Clock:
+    """Time that moves only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_10000_guesses_from_250_addresses_do_not_find_the_pin_in_a_day():
+    """The attacker sends the next guess from the next of 250 addresses as soon as the table lets
+    it (a 429's Retry-After is waited, to the second). With a lockout per address only, 250
+    addresses found a four-digit PIN in 7 minutes."""
+    import random
+
+    from companion.web.auth import PinGuard, generate_pin
+
+    pin = f"{random.Random(23).randrange(10**6):06d}"
+    clock = Clock()
+    guard = PinGuard(pin, clock=clock)
+    start = clock.now
+    sent = checked = 0
+    found = False
+    guesses = (f"{n:06d}" for n in range(10**6))
+    guess = next(guesses)
+    while sent < 10_000 and clock.now - start < 24 * 3600:
+        verdict = guard.check(guess, f"10.0.{sent % 250 // 250}.{sent % 250}")
+        sent += 1
+        if verdict.code == "RATE_LIMITED":
+            clock.now += verdict.retry_after
+            continue
+        checked += 1
+        if verdict.ok:
+            found = True
+            break
+        guess = next(guesses)
+        clock.now += 0.01  # a fast client on the Wi-Fi
+    hours = (clock.now - start) / 3600
+    print(f"{sent} guesses sent, {checked} checked in {hours:.1f} h")
+    assert not found
+    assert clock.now - start >= 24 * 3600 or sent >= 10_000
+    assert checked <= 1_500, "about one guess a minute: a day tries under 0.15 % of a million PINs"
+    assert len(generate_pin()) == 6
+
+
+def test_the_delay_grows_from_a_few_typos_to_a_minute_and_is_forgiven():
+    from companion.web.auth import FORGIVE_SECONDS, FREE_WRONG, MAX_DELAY_SECONDS, PinGuard
+
+    clock = Clock()
+    guard = PinGuard("246810", clock=clock)
+    for n in range(FREE_WRONG):  # a few typos at the table cost nothing
+        assert guard.check("000000", f"10.0.0.{n}").code == "BAD_PIN"
+    waits = []
+    for n in range(12):
+        assert guard.check("000000", f"10.0.1.{n}").code == "BAD_PIN"
+        verdict = guard.check("246810", "10.0.2.1")  # even the right PIN waits: it is not looked at
+        assert verdict.code == "RATE_LIMITED"
+        waits.append(verdict.retry_after)
+        clock.now += verdict.retry_after
+    assert waits[:4] == [1, 2, 4, 8] and waits[-1] == MAX_DELAY_SECONDS
+    assert guard.check("246810", "10.0.2.1").ok
+    clock.now += 20 * FORGIVE_SECONDS  # a quiet evening: the count falls back
+    assert guard.check("000000", "10.0.3.1").code == "BAD_PIN"
+    assert guard.check("246810", "10.0.3.2").ok
+
+
+def test_a_phone_that_logged_in_plays_on_while_someone_guesses(app):
+    """The slow-down is for PINs, not for phones already in: their session is a random id the
+    server keeps, and the cookie never carries the PIN."""
+    from companion.web.auth import PinGuard
+
+    clock = Clock()
+    app.extensions["companion"].guard = PinGuard(PIN, clock=clock)
+    player, guest, newcomer = app.test_client(), app.test_client(), app.test_client()
+    assert player.post("/api/login", json={"pin": PIN}).status_code == 200
+    cookie = player.get_cookie("session").value
+    assert PIN not in cookie
+    payload = app.session_interface.get_signing_serializer(app).loads(cookie)
+    assert list(payload) == ["sid"] and PIN not in json.dumps(payload)
+    for n in range(40):
+        guest.post("/api/login", json={"pin": f"{n:06d}"}, environ_base={"REMOTE_ADDR": f"10.1.0.{n}"})
+    assert player.post("/api/games", json=NEW_EXACT21).status_code == 201
+    r = newcomer.post("/api/login", json={"pin": PIN}, environ_base={"REMOTE_ADDR": "10.1.1.1"})
+    assert r.status_code == 429 and 1 <= int(r.headers["Retry-After"]) <= 60
+    clock.now += int(r.headers["Retry-After"])
+    assert newcomer.post("/api/login", json={"pin": PIN}, environ_base={"REMOTE_ADDR": "10.1.1.1"}).status_code == 200
+    assert player.post("/api/logout").status_code == 200
+    assert player.post("/api/undo").json["code"] == "PIN_REQUIRED"
+
+
+def test_the_controller_qr_is_no_free_pin_oracle(app):
+    """GET /api/qr/controller.svg answered a PIN in X-Table-Pin without counting it: unlimited
+    guesses. Now it counts like any other."""
+    client = app.test_client()
+    codes = [client.get("/api/qr/controller.svg", headers={"X-Table-Pin": f"{n:06d}"},
+                        environ_base={"REMOTE_ADDR": "10.2.0.1"}).status_code for n in range(8)]
+    assert codes[:5] == [403] * 5 and set(codes[5:]) == {429}

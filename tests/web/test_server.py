@@ -43,7 +43,7 @@ def test_serve_prints_the_pin_and_serves_from_its_data_dir(tmp_path):
         assert f":{port}/" in first and "controller" in first
         assert second.startswith("table PIN: ") and "(generated)" in second
         pin = second.split()[2]
-        assert len(pin) == 4 and pin.isdigit()
+        assert len(pin) == 6 and pin.isdigit()  # six digits by default (issue 23)
         deadline = time.monotonic() + 10
         while True:
             try:

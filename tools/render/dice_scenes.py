@@ -1849,7 +1849,14 @@ def main() -> int:
     out = args.out
     for sub in ("images", "labels", "meta"):
         (out / sub).mkdir(parents=True, exist_ok=True)
+    # scenes other runs wrote into DIR stay in annotations.csv: a bench set can be rendered as
+    # several runs, each forcing other factors, into one folder
+    mine = {f"s{args.seed + i:06d}" for i in range(args.count)}
     all_rows: list[dict] = []
+    for mp in sorted((out / "meta").glob("s*.json")):
+        if mp.stem not in mine and (out / "images" / f"{mp.stem}.jpg").exists():
+            earlier = json.loads(mp.read_text())
+            all_rows += rows_from_meta(earlier, earlier.get("split", args.split))
     times = []
     for i in range(args.count):
         seed = args.seed + i

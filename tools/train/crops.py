@@ -54,9 +54,9 @@ def locate(finder, img: np.ndarray) -> tuple[float, float, float] | None:
 def load(folder: Path, split: str = "train", every: int = 1) -> list[tuple[np.ndarray, np.ndarray, str]]:
     """[(crop as BGR, dice[1, 4] = cx, cy, size, value), name] like ``train_dice.load_split``."""
     sys.path.insert(0, str(ROOT))
-    from tools.train.train_dice import finder_only
+    from companion.vision.dice.reader import DiceReader
 
-    finder = finder_only(ROOT / "models" / "dice-finder.onnx", 0.15)
+    finder = DiceReader(find_threshold=0.15)  # the shipped finder: where the runtime will crop
     out = []
     for k, (path, value) in enumerate(files(folder, split)):
         if k % every:

@@ -295,31 +295,54 @@ class Reader(nn.Module):
         return self.fc(self.f(x))
 
 
-def reader_from_onnx(path: Path, crop: int) -> Reader:
-    """A :class:`Reader` holding the weights of an exported reader. The export folded each batch
-    norm into its convolution, so the norms become the identity plus that bias: train it on with
-    ``--freeze-bn`` (batch statistics would undo the folding). This is how a shipped reader,
-    whose training state was not kept, is fine-tuned."""
+def from_onnx(path: Path, net: nn.Module) -> nn.Module:
+    """``net`` (a :class:`Finder` or :class:`Reader`) holding the weights of its exported ONNX
+    file. The export folded each batch norm into its convolution, so the norms become the
+    identity plus that bias: train it on with ``--freeze-bn`` (batch statistics would undo the
+    folding). This is how a shipped network, whose training state was not kept, is fine-tuned."""
     import onnx
     from onnx import numpy_helper
 
     model = onnx.load(str(path))
     weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in model.graph.initializer}
-    convs = [n for n in model.graph.node if n.op_type == "Conv"]
-    net = Reader(crop)
-    state = net.state_dict()
-    for k, node in enumerate(convs):
-        w, b = weights[node.input[1]], weights[node.input[2]]
-        bn = net.f[k][1]
-        state[f"f.{k}.0.weight"] = w
-        state[f"f.{k}.1.weight"] = torch.ones_like(b)
-        state[f"f.{k}.1.bias"] = b
-        state[f"f.{k}.1.running_mean"] = torch.zeros_like(b)
-        state[f"f.{k}.1.running_var"] = torch.full_like(b, 1.0 - bn.eps)
-    for name in ("fc.1.weight", "fc.1.bias", "fc.3.weight", "fc.3.bias"):
-        state[name] = weights[name]
-    net.load_state_dict(state)
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]  # in the order they run, as in forward()
+    mine = [m for m in net.modules() if isinstance(m, nn.Conv2d)]
+    if isinstance(net, Finder):  # forward() runs p before c6: modules() lists them as declared
+        order = [net.c1[0], net.c2[0], net.c3[0], net.c4[0], net.c5[0], net.p, net.c6[0], net.head]
+        mine = order
+    if len(convs) != len(mine):
+        raise ValueError(f"{path}: {len(convs)} convolutions, the network has {len(mine)}")
+    norms = {id(seq[0]): seq[1] for seq in net.modules()
+             if isinstance(seq, nn.Sequential) and len(seq) > 1 and isinstance(seq[1], nn.BatchNorm2d)}
+    with torch.no_grad():
+        for node, conv_ in zip(convs, mine, strict=True):
+            w = weights[node.input[1]]
+            if tuple(w.shape) != tuple(conv_.weight.shape):
+                raise ValueError(f"{path}: weights {tuple(w.shape)} where the network has {tuple(conv_.weight.shape)}")
+            conv_.weight.copy_(w)
+            b = weights[node.input[2]] if len(node.input) > 2 else torch.zeros(w.shape[0])
+            bn = norms.get(id(conv_))
+            if bn is not None:
+                bn.weight.fill_(1.0)
+                bn.bias.copy_(b)
+                bn.running_mean.zero_()
+                bn.running_var.fill_(1.0 - bn.eps)
+            elif conv_.bias is not None:
+                conv_.bias.copy_(b)
+            elif b.abs().max() > 0:
+                raise ValueError(f"{path}: a bias where the network has none")
+        for name, lin in net.named_modules():
+            if isinstance(lin, nn.Linear):
+                lin.weight.copy_(weights[f"{name}.weight"])
+                lin.bias.copy_(weights[f"{name}.bias"])
     return net
+
+
+def freeze_norms(net: nn.Module) -> None:
+    """Keep the batch norms' statistics (a network read back from ONNX has none to learn)."""
+    for m in net.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eval()
 
 
 def to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
@@ -403,6 +426,8 @@ def train_finder(data, minutes: float, rng: np.random.Generator, net: nn.Module 
                  lr: float = 3e-3, steps: int | None = None, batch: int = 12, workers: int = 0,
                  seed: int = 0) -> nn.Module:
     net = (net or Finder()).to(DEVICE)
+    if FREEZE_BN:
+        freeze_norms(net)
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0 = time.time()
     source = batches(lambda r: finder_batch(data, r, batch), seed, workers)
@@ -641,10 +666,8 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
     real = np.array([i for i, b in enumerate(bank) if b[4] and not b[5]])
     other = np.array([i for i, b in enumerate(bank) if not (b[4] and not b[5])])
     net = (net or Reader()).to(DEVICE)
-    if FREEZE_BN:  # the norms keep their statistics (a reader read back from ONNX has none to learn)
-        for m in net.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                m.eval()
+    if FREEZE_BN:
+        freeze_norms(net)
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0 = time.time()
 
@@ -688,8 +711,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--resume", type=Path, help="continue from a saved state (.pt)")
-    ap.add_argument("--init-onnx", type=Path, help="reader: start from an exported reader (use --freeze-bn)")
-    ap.add_argument("--freeze-bn", action="store_true", help="reader: keep the batch norms' statistics")
+    ap.add_argument("--init-onnx", type=Path, help="start from an exported network (ONNX; use --freeze-bn)")
+    ap.add_argument("--freeze-bn", action="store_true", help="keep the batch norms' statistics")
     ap.add_argument("--crops", action="append", default=[], metavar="DIR[:EVERY]",
                     help="reader: a single-die crop set (tools/train/crops.py), its train split, every EVERY-th")
     ap.add_argument("--save", type=Path, help="also save the trained state (.pt) here")
@@ -739,7 +762,7 @@ def main() -> None:
     NATIVE_POOR, SMALL = a.poor_native, a.small
     net = Finder() if a.part == "finder" else Reader()
     if a.init_onnx:
-        net = reader_from_onnx(a.init_onnx, CROP)
+        net = from_onnx(a.init_onnx, Finder() if a.part == "finder" else Reader(CROP))
     FREEZE_BN = a.freeze_bn
     if a.crops:  # real dice the reader must get right, as the photos' dice
         from tools.train.crops import load as load_crops

@@ -323,3 +323,47 @@ def test_history_resumes_an_unfinished_game_and_the_scoreboards_show_it(browser,
     assert state["game_id"] == 1 and state["to_act"] == ["Blues"]
     page.screenshot(path=str(SHOTS / "resumed-scoreboard.png"))
     assert errors == []
+
+
+def test_the_121st_page_shows_the_game_from_the_state_and_says_it_is_not_live(browser, server):
+    """Every stream slot taken: the scoreboard filled only from the stream, so it showed "No game
+    yet" and an offline dot while the game was played. Now it reads /api/state every few
+    seconds, says it is not live, and goes live when a slot frees."""
+    post(server.port, "/api/games", {"type": "new_game", "game": "exact21", "sides": [{"name": "A"}, {"name": "B"}]})
+    hub = server.app.extensions["companion"].hub
+    taken = 0
+    while hub.admit("127.0.0.1", exempt=True) is None:
+        taken += 1
+    errors: list[str] = []
+    board = phone(browser, server.url + "/?lang=es", errors, "es-ES")
+    board.wait_for_selector('#board [data-side="A"]', timeout=5000)
+    board.wait_for_selector("#notlive:not([hidden])", timeout=5000)
+    assert "No en directo" in board.locator("#notlive").inner_text()
+    assert board.locator(".conn").get_attribute("data-state") == "poll"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    board.screenshot(path=str(SHOTS / "scoreboard-not-live.png"))
+    post(server.port, "/api/events", {"type": "dice", "side": "A", "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
+    version = get_state(server.port)["version"]
+    board.wait_for_function(f"document.body.dataset.version === '{version}'", timeout=8000)
+    for _ in range(taken):
+        hub.release("127.0.0.1")
+    board.wait_for_selector(".conn[data-state=on]", timeout=10000)
+    assert board.locator("#notlive").is_hidden()
+    assert [e for e in errors if "503" not in e] == []
+
+
+def test_every_page_shows_the_logs_alerts_and_the_stream_brings_new_ones(browser, server):
+    table = server.app.extensions["companion"].table
+    table.tell("EVENTS_LOST", "game 3: 5 recorded events were lost", game_id=3, events=5)
+    errors: list[str] = []
+    for path in ("/", "/controller", "/setup", "/history", "/health"):
+        page = phone(browser, server.url + path + "?lang=hu", errors, "hu-HU")
+        assert "#3 játék: 5 rögzített esemény elveszett" in page.locator("#alerts").inner_text(), path
+        page.context.close()
+    board = phone(browser, server.url + "/", errors)
+    board.wait_for_selector(".conn[data-state=on]")
+    table.tell("LOG_UNREADABLE", "part of the table log could not be read")
+    board.wait_for_selector('#alerts [data-code="LOG_UNREADABLE"]', timeout=5000)
+    assert "History may be missing" in board.locator("#alerts").inner_text()
+    board.screenshot(path=str(SHOTS / "scoreboard-alerts.png"))
+    assert errors == []

@@ -121,20 +121,48 @@
       if (state.alerts) C.showAlerts(state.alerts);
       onState(state);
     };
-    // A refused stream (503: every stream slot taken) closes the EventSource for good, so the
-    // page opens a new one a few seconds later; other errors EventSource retries by itself.
+    // A refused stream (503: every stream slot taken) closes the EventSource for good. The page
+    // then reads /api/state every few seconds, says it is not live, and tries the stream again
+    // a few seconds later; other errors EventSource retries by itself.
+    const notLive = document.getElementById("notlive");
+    let pollTimer = null;
+    function live(on) {
+      if (conn) conn.dataset.state = on ? "on" : (pollTimer ? "poll" : "off");
+      if (notLive) notLive.hidden = on || !pollTimer;
+    }
+    async function readState() {
+      const r = await C.api("GET", "/api/state");
+      // with the stream open, a read answer older than what it sent is skipped (as a POST's)
+      if (r.ok && r.data && r.data.game !== undefined) C.render(r.data, !!C.source && C.source.readyState === EventSource.OPEN);
+      return r.ok;
+    }
+    function poll() {
+      if (!pollTimer) pollTimer = setInterval(readState, C.pollMs || 3000);
+      readState().then((ok) => { if (C.source && C.source.readyState !== EventSource.OPEN) {
+        if (conn) conn.dataset.state = ok ? "poll" : "off";
+        if (notLive) notLive.hidden = false;
+      } });
+    }
     function open() {
       const source = new EventSource("/api/stream");
       source.addEventListener("state", (e) => C.render(JSON.parse(e.data)));
-      source.onopen = () => { if (conn) conn.dataset.state = "on"; };
+      source.onopen = () => {
+        clearInterval(pollTimer);
+        pollTimer = null;
+        live(true);
+      };
       source.onerror = () => {
-        if (conn) conn.dataset.state = "off";
-        if (source.readyState === EventSource.CLOSED && C.source === source)
+        live(false);
+        if (source.readyState === EventSource.CLOSED && C.source === source) {
+          poll();
           setTimeout(open, (C.streamRetryMs || 3000) * (1 + Math.random()));
+        }
       };
       C.source = source;
     }
     open();
+    // the board at once, not only when the stream's first message comes (or never, if refused)
+    readState();
   };
 
   // "A, B: to act" / "X wins!" line shared by the scoreboard and the controller.

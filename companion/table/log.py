@@ -136,6 +136,34 @@ class EventLog:
             self._db.close()  # not a database, a damaged one, or one we must not write: the caller decides
             raise
         self._ident = _ident(self.path)
+        self.read_only: str | None = None
+
+    @classmethod
+    def open_read_only(cls, path: str | Path, why: str) -> EventLog:
+        """The log as it is on disk, held in memory, for a service that cannot write (a full
+        card at start): every read works, every write is :class:`NotStored`. The rows of the
+        copy and the journal are read too (:meth:`recover`), never written back."""
+        self = cls.__new__(cls)
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.copy_path, self.journal_path = copy_paths(self.path)
+        self.copy_every, self._copied_at, self._changed = COPY_SECONDS, time.monotonic(), False
+        self._journal, self._tx, self.repairs, self.on_repair = -1, {}, [], None
+        self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        for uri in (f"file:{self.path}?mode=ro", f"file:{self.path}?immutable=1"):  # immutable: no -shm needed
+            try:
+                source = sqlite3.connect(uri, uri=True)
+                try:
+                    source.backup(self._db)
+                finally:
+                    source.close()
+                break
+            except sqlite3.Error:
+                continue
+        self._db.executescript(SCHEMA)
+        self._ident = (0, 0)
+        self.read_only = why
+        return self
 
     @staticmethod
     def _setup(db: sqlite3.Connection) -> None:
@@ -188,6 +216,8 @@ class EventLog:
             self._settle()
 
     def _settle(self) -> None:
+        if self.read_only is not None:
+            return
         try:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as err:
@@ -219,8 +249,9 @@ class EventLog:
         except (OSError, sqlite3.Error) as err:
             log.warning("table log: the second copy %s could not be made (%s); the rows since the last copy "
                         "stay in %s", self.copy_path.name, err, self.journal_path)
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    Path(f"{tmp}{suffix}").unlink(missing_ok=True)
 
     def _journal_fd(self) -> int:
         if self._journal < 0:
@@ -319,7 +350,8 @@ class EventLog:
         acknowledged. :class:`NotStored` if it cannot be written again, or if another file now
         stands at its place."""
         with self._lock:
-            self._check_files()
+            if self.read_only is None:
+                self._check_files()
 
     def _check_files(self) -> None:
         wal = Path(f"{self.path}-wal")
@@ -419,6 +451,10 @@ class EventLog:
         is :class:`NotStored`. A committed transaction goes to the journal before this returns
         (``journal``), and a second copy is made when the last one is ``copy_every`` old."""
         with self._lock:
+            if journal and self.read_only is not None:
+                raise NotStored(f"this change was not recorded: the table log cannot be written ({self.read_only}); "
+                                "the game can be watched but not changed. Free space on the Pi's card and restart "
+                                "the companion")
             if journal:
                 self._check_files()
             self._tx = {}

@@ -163,6 +163,8 @@ class Table:
         try:
             event_log = EventLog(path)
         except sqlite3.DatabaseError as err:
+            if _cannot_write(err) and path.exists():
+                return self._read_only(path, err)
             if not _damaged(err):
                 raise
             event_log, aside = self._fresh(path, err)
@@ -178,6 +180,19 @@ class Table:
                 raise
             event_log, aside = self._fresh(path, err)
             return self._recovered(event_log, aside)
+
+    def _read_only(self, path: Path, err: sqlite3.Error) -> tuple[EventLog, int | None, list[Any]]:
+        """A log that can be read but not opened for writing (a full card: SQLite could not even
+        make its shared-memory file): served read-only from memory rather than not at all."""
+        event_log = EventLog.open_read_only(path, str(err))
+        found = event_log.recover()
+        self._tell(found, event_log, None)
+        message = (f"the table log {path} cannot be written ({err}): the table is served read-only, every change is "
+                   "refused (503 NOT_STORED); free space on the Pi's card and restart the companion")
+        log.error("TABLE LOG READ-ONLY: %s", message)
+        self.alert("READ_ONLY", message)
+        latest = event_log.latest_game()
+        return event_log, latest, (event_log.events(latest) if latest is not None else [])
 
     def _recovered(self, event_log: EventLog, aside: str | None) -> tuple[EventLog, int | None, list[Any]]:
         recovery = event_log.recover(event_log.path.with_name(aside) if aside else None)
@@ -649,9 +664,17 @@ def _hold(path: Path) -> int:
     except BaseException:
         os.close(held)
         raise
-    os.ftruncate(held, 0)
-    os.pwrite(held, f"{os.getpid()}\n".encode(), 0)
+    with contextlib.suppress(OSError):  # the pid only informs; a full card must not stop the service
+        os.ftruncate(held, 0)
+        os.pwrite(held, f"{os.getpid()}\n".encode(), 0)
     return held
+
+
+def _cannot_write(err: sqlite3.DatabaseError) -> bool:
+    """SQLite could not write beside the log (full, I/O error, read-only): not damage."""
+    code = getattr(err, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN,
+                                                 sqlite3.SQLITE_READONLY)
 
 
 def _damaged(err: sqlite3.DatabaseError) -> bool:

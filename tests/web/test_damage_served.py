@@ -154,3 +154,59 @@ def test_a_deleted_data_directory_is_told_on_every_page(tmp_path):
     finally:
         kill(proc)
     assert os.path.getsize(d / "table.sqlite") > 0
+
+
+@pytest.fixture
+def small_card(tmp_path):
+    """A 512 KiB file system, to be filled up (tmpfs; needs the right to mount)."""
+    card = tmp_path / "card"
+    card.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(card)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip("cannot mount a small file system here (needs root)")
+    yield card
+    subprocess.run(["umount", "-l", str(card)], capture_output=True)
+
+
+def fill(card) -> None:
+    with open(card / "filler", "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"x" * 4096)
+        except OSError:
+            pass
+
+
+def test_a_restart_on_a_full_card_serves_the_game_read_only(small_card, tmp_path):
+    """It exited with 'cannot use the data directory ... disk I/O error' (SQLite could not make
+    its shared-memory file), leaving no scoreboard at all."""
+    d = small_card / "d"
+    proc, port = serve_until_ready(d, tmp_path)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        game, acked = play(url, 3)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    fill(small_card)
+    proc, port = serve_until_ready(d, tmp_path)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        state = json.loads(get(url + "/api/state")[1])
+        assert (state["game_id"], state["seq"]) == (game, acked)
+        assert [a["code"] for a in state["alerts"]] == ["READ_ONLY"]
+        status, answer = post(url + "/api/events", {"type": "throw", "side": "B", "cup": "miss"})
+        assert (status, answer["code"]) == (503, "NOT_STORED") and "Free space" in answer["message"]
+        assert all("can be watched but not changed" in text for text in pages_text(url, "en"))
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    (small_card / "filler").unlink()  # room again: the table is writable, nothing lost
+    proc, port = serve_until_ready(d, tmp_path)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        state = json.loads(get(url + "/api/state")[1])
+        assert (state["seq"], state["alerts"]) == (acked, [])
+        assert post(url + "/api/events", {"type": "throw", "side": state["to_act"][0], "cup": "miss"})[0] == 200
+    finally:
+        kill(proc)

@@ -245,16 +245,18 @@ def plan_layout(rng: random.Random, forced: dict) -> dict:
         pos = 2 if r < 0.85 else rng.randint(0, 4)
         rows_a = cols[:pos] + ["silver"] + cols[pos:]
     order_b = forced.get("order") or rng.choices(["mirror", "same", "shuffle"], [0.5, 0.3, 0.2])[0]
+    # rows_b lists side B's rows from its own outer end (x = table_w) inwards, as Layout does
     if order_b == "same":
-        rows_b = list(rows_a)          # B's rows run in A's order (left to right)
+        rows_b = list(reversed(rows_a))   # read left to right, B's rows run in A's order
     elif order_b == "mirror":
-        rows_b = list(reversed(rows_a))
+        rows_b = list(rows_a)             # B is A mirrored about the middle (the project's Layout)
     else:
         cols = list(COLOURS)
         rng.shuffle(cols)
         rows_b = cols[:2] + ["silver"] + cols[2:]
-    # x: the outer row stands clear of the markers' paper (a tall cup beside a marker hides it)
-    clear_x = MARKER_PAPER_HALF_MM + rim / 2 + 0.4 * height + rng.uniform(0, 40)
+    # x: the outer row stands clear of the markers' paper (a tall cup beside a marker may hide part
+    # of it in the picture: the labels say how much of each marker is seen)
+    clear_x = MARKER_PAPER_HALF_MM + rim / 2 + rng.uniform(5, 0.4 * height + 40)
     ncol = len(rows_a)
     side_span = clear_x + (ncol - 1) * pitch_x          # marker centre -> inner row's centre
     min_mid = pitch_x + rng.uniform(0, 40)              # inner rows of the two sides
@@ -274,7 +276,9 @@ def plan_layout(rng: random.Random, forced: dict) -> dict:
     depth_m = rng.uniform(0.5, 0.95) * 1000
     rows_len = (cpr - 1) * pitch_y
     dice_gap = rng.uniform(25, 70)
-    back_off = rng.uniform(-15, 60)                     # back row's y below the far markers' line
+    # the back row's y in front of the far markers' line: a tall cup beside a far marker, seen from
+    # the players' side, covers it in the picture
+    back_off = rng.uniform(0.1, 0.5) * height + rng.uniform(0, 40)
     need_h = back_off + rows_len + rim / 2 + dice_gap + 45
     table_h = max(depth_m - inset_far - inset_near, need_h + rng.uniform(0, 60))
     depth_m = table_h + inset_far + inset_near

@@ -179,6 +179,7 @@ def plan_cups(seed: int, forced: dict, L: dict) -> dict:
     looks["silver"] = cup_look(rng, "metal" if smake == "metal" else "plastic", "silver", grey)
     looks["silver"]["silver_make"] = smake
     silver_scale = rng.uniform(0.9, 1.06) if rng.random() < 0.4 else 1.0
+    silver_scale = min(silver_scale, (2 * L["pitch_x"] - L["rim_d"] - 1.0) / L["rim_d"])   # clear of its neighbours
     return {"make": make, "silver_make": smake, "looks": looks, "silver_scale": silver_scale}
 
 
@@ -1109,6 +1110,7 @@ def render_frame(args, seed: int, plan: dict, fs: dict, k: int | None, out: Path
     t1 = time.perf_counter()
     bpy.ops.render.render(write_still=True)
     t_render = time.perf_counter() - t1
+    strip_jpeg_comments(out / "images" / f"{name}.jpg")
     Lp = plan["layout"]
     cl = plan["cloth"]
     meta = {
@@ -1156,6 +1158,23 @@ def render_frame(args, seed: int, plan: dict, fs: dict, k: int | None, out: Path
     (out / "meta" / f"{name}.json").write_text(json.dumps(meta, indent=1))
     return meta, {"build_s": round(t_build, 2), "render_s": round(t_render, 2),
                   "total_s": round(time.perf_counter() - t0, 2)}
+
+
+def strip_jpeg_comments(path: Path) -> None:
+    """Drop the JPEG's comment segments: Blender writes the date and Cycles its render times
+    there, so the same scene would never be the same file twice."""
+    b = path.read_bytes()
+    out, i = bytearray(b[:2]), 2
+    while i + 4 <= len(b) and b[i] == 0xFF:
+        marker = b[i + 1]
+        if marker == 0xDA:   # start of scan: the image data follows
+            break
+        n = int.from_bytes(b[i + 2:i + 4], "big")
+        if marker != 0xFE:
+            out += b[i:i + 2 + n]
+        i += 2 + n
+    out += b[i:]
+    path.write_bytes(bytes(out))
 
 
 CSV_FIELDS = ["image", "side", "colour", "index", "make", "state", "ball", "water", "rim_cx", "rim_cy", "rim_xmin",

@@ -7,6 +7,8 @@ its disk cannot do it now:
   EventError: unknown type, missing field, wrong JSON type), ``UNKNOWN_FIELD`` (a key this
   endpoint does not take);
 - 403 ``PIN_REQUIRED`` / ``BAD_PIN``; 429 ``RATE_LIMITED`` (with ``Retry-After``);
+- 403 ``BAD_ORIGIN``: a write whose ``Origin`` is not the table's own; 415 ``NOT_JSON``: a body not
+  sent as ``application/json`` (no page of another site may change the game);
 - 404 ``NOT_FOUND`` / ``NO_SUCH_PROPOSAL`` / ``NO_SUCH_GAME``; 413 ``TOO_LARGE``;
 - 422 for a rule refusal about the event's own values (``BAD_VALUE``, ``UNKNOWN_PLAYER``,
   ``DICE_NOT_DISTINCT``), 409 for every other rule refusal: the event is fine, the table is not

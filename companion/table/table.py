@@ -331,7 +331,7 @@ class Table:
             self.rejected = []
             self._pending.clear()
             self.log.settle()  # the game before has ended or was left: a quiet moment
-            return self._changed()
+            return self._changed(stored=True)
 
     def resume(self, game_id: int, source: str | None = None, expect: str | None = None,
                replace: bool = True) -> dict[str, Any]:
@@ -363,7 +363,7 @@ class Table:
             self._stored = _plain_rows(rows) + [{"type": "resume"}]
             self._pending.clear()  # the camera's proposals were about the game that was left
             self.log.settle()
-            return self._changed()
+            return self._changed(stored=True)
 
     def apply(self, event: Mapping[str, Any], source: str | None = None, expect: str | None = None,
               replace: bool = True) -> dict[str, Any]:
@@ -389,7 +389,7 @@ class Table:
             self._drop_stale_proposals()
             if game.engine.finished(game.state):
                 self.log.settle()  # the game's end: checkpoint and second copy
-            return self._changed()
+            return self._changed(stored=True)
 
     def undo(self, source: str | None = None, expect: str | None = None) -> dict[str, Any]:
         """Take back the last accepted event (RuleError NOTHING_TO_UNDO after new_game)."""
@@ -403,7 +403,7 @@ class Table:
                 game.push(undone)
                 raise
             self._stored.append({"type": "undo"})
-            return self._changed()
+            return self._changed(stored=True)
 
     def _check_may_leave(self, why: str) -> None:
         """GAME_IN_PROGRESS if the current game is unfinished: leaving it needs a confirmation."""
@@ -554,7 +554,11 @@ class Table:
 
         return unsubscribe
 
-    def _changed(self) -> dict[str, Any]:
+    def _changed(self, stored: bool = False) -> dict[str, Any]:
+        """Tell every subscriber. ``stored``: a row was just written, so a card that was full
+        has room again and its alert goes."""
+        if stored and any(a["code"] == "NOT_STORED" for a in self.alerts):
+            self.alerts = [a for a in self.alerts if a["code"] != "NOT_STORED"]
         self.version += 1
         state = self.state()
         for callback in list(self._subscribers):

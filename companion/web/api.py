@@ -111,6 +111,9 @@ def _not_stored(err: NotStored) -> Response:
     """The disk, not a bug: a change that could not be written (full, read-only). Nothing was
     changed, and the phone is told so in a sentence."""
     current_app.logger.error("table log: %s", err)
+    table = ctx().table
+    if not any(a["code"] in ("READ_ONLY", "LOG_NOT_WRITABLE") for a in table.alerts):
+        table.tell("NOT_STORED", str(err))  # every page says so until a change is stored again
     return error(503, "NOT_STORED", str(err))
 
 

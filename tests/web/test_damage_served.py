@@ -210,3 +210,22 @@ def test_a_restart_on_a_full_card_serves_the_game_read_only(small_card, tmp_path
         assert post(url + "/api/events", {"type": "throw", "side": state["to_act"][0], "cup": "miss"})[0] == 200
     finally:
         kill(proc)
+
+
+def test_a_card_that_fills_during_play_is_told_on_every_page_until_a_change_is_stored(small_card, tmp_path):
+    d = small_card / "d"
+    proc, port = serve_until_ready(d, tmp_path)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        game, acked = play(url, 2)
+        fill(small_card)
+        status, answer = post(url + "/api/events", {"type": "throw", "side": "A", "cup": "miss", "note": "x" * 9000})
+        assert (status, answer["code"]) == (503, "NOT_STORED")
+        assert [a["code"] for a in json.loads(get(url + "/api/state")[1])["alerts"]] == ["NOT_STORED"]
+        assert all("card is full" in text for text in pages_text(url, "en"))
+        (small_card / "filler").unlink()
+        assert post(url + "/api/events", {"type": "throw", "side": "A", "cup": "miss"})[0] == 200
+        state = json.loads(get(url + "/api/state")[1])
+        assert state["alerts"] == [] and state["seq"] == acked + 1
+    finally:
+        kill(proc)

@@ -10,6 +10,10 @@ Per image (``DIR/meta/NAME.json``):
   which would show a half-pixel convention slip);
 * ``table``: ``companion.vision.cups.discover.measure_table`` (the table's size from the markers'
   own 80 mm sides) against the labelled distance between marker centres (mm);
+* ``pnp rim px``: the cups' rim centres projected through the pose that ``cv2.solvePnP`` finds
+  from the found corners and the markers' true corners (as laid, off the rectangle by a few mm
+  and degrees) with the true focal length, against the labelled rim centres: the labels and the
+  detection together, apart from any layout (mean / max px);
 * ``cal``: ``companion.vision.calibrate.calibrate`` with the labelled table size and the true focal
   length: its marker error (mm), the camera centre's distance from the labelled one (mm), and the
   cups' rim centres projected through it against the labelled rim centres (mean / max px over
@@ -71,6 +75,24 @@ def cal_errors(img: np.ndarray, meta: dict, focal: float | None) -> dict:
             "rim_px_mean": float(d.mean()), "rim_px_max": float(d.max()), "cal": cal}
 
 
+def pnp_errors(found: dict, meta: dict) -> dict:
+    """The pose from the found corners and the markers' *true* corners (as laid, from the labels)
+    with the true focal length: what the detection alone allows, apart from any layout."""
+    ids = [m for m in meta["markers"] if m["id"] in found]
+    if len(ids) < 2:
+        return {}
+    obj = np.array([[x, y, 0.0] for m in ids for x, y in m["corners_mm"]], np.float64)
+    img = np.vstack([found[m["id"]] for m in ids]).astype(np.float64)
+    K = np.array(meta["camera"]["K"], np.float64)
+    ok, rvec, tvec = cv2.solvePnP(obj, img, K, None, flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        return {}
+    ok, rvec, tvec = cv2.solvePnP(obj, img, K, None, rvec, tvec, True, cv2.SOLVEPNP_ITERATIVE)
+    mm, px = rim_points(meta)
+    d = np.linalg.norm(cv2.projectPoints(mm, rvec, tvec, K, None)[0].reshape(-1, 2) - px, axis=1)
+    return {"rim_px_mean": float(d.mean()), "rim_px_max": float(d.max())}
+
+
 def layout_error(meta: dict) -> float:
     slots = {(s.side, s.cup, s.index): (s.x, s.y) for s in layout_of(meta).slots()}
     worst = 0.0
@@ -108,6 +130,7 @@ def check(root: Path, name: str) -> dict:
     except CalibrationError as err:
         out["table_err_mm"] = None
         out["table_error"] = err.code
+    out["pnp"] = pnp_errors(found, meta)
     out["cal_true_f"] = cal_errors(img, meta, meta["camera"]["fx_px"])
     out["cal_default_f"] = cal_errors(img, meta, None)
     out["layout_max_mm"] = layout_error(meta)
@@ -183,7 +206,7 @@ def main() -> int:
         raise SystemExit(f"{a.dir}/meta: no scenes")
     rows = []
     print(f"{'scene':16} {'markers':>7} {'corner px':>10} {'dx,dy':>11} {'table err mm':>13} "
-          f"{'cal mm':>6} {'cam mm':>7} {'rim px':>11} {'default f: rim px':>17} {'layout mm':>9}  factors")
+          f"{'pnp rim px':>10} {'cal mm':>6} {'cam mm':>7} {'rim px':>11} {'default f: rim px':>17} {'layout mm':>9}  factors")
     for name in names:
         r = check(a.dir, name)
         t, d = r["cal_true_f"], r["cal_default_f"]
@@ -191,6 +214,7 @@ def main() -> int:
         print(f"{name:16} {r['markers_found']:>5}/4 {fmt(r['corner_px_mean'], 2):>5}/{fmt(r['corner_px_max'], 2):<4} "
               f"{fmt(r['corner_dxy'][0], 2):>5},{fmt(r['corner_dxy'][1], 2):<5} "
               f"{(fmt(te[0]) + ',' + fmt(te[1])) if te else r.get('table_error', '-'):>13} "
+              f"{fmt(r['pnp'].get('rim_px_mean'), 2):>5}/{fmt(r['pnp'].get('rim_px_max'), 1):<4} "
               f"{fmt(t.get('marker_error_mm'), 2):>6} {fmt(t.get('camera_centre_mm')):>7} "
               f"{fmt(t.get('rim_px_mean'), 2):>5}/{fmt(t.get('rim_px_max'), 1):<5} "
               f"{fmt(d.get('rim_px_mean'), 1):>8}/{fmt(d.get('rim_px_max'), 1):<8} {fmt(r['layout_max_mm'], 0):>9}  "
@@ -215,16 +239,21 @@ def main() -> int:
     tw = stat([abs(r["table_err_mm"][0]) for r in rows if r["table_err_mm"]])
     th = stat([abs(r["table_err_mm"][1]) for r in rows if r["table_err_mm"]])
     cc = stat([r["cal_true_f"].get("camera_centre_mm") for r in rows])
+    pp = stat([r["pnp"].get("rim_px_mean") for r in rows])
+    pmax = stat([r["pnp"].get("rim_px_max") for r in rows])
     summary = {"scenes": len(rows), "markers_all_found": sum(r["markers_found"] == 4 for r in rows),
                "corner_px_mean": cm[0], "corner_px_max": cmax[1], "rim_px_mean_true_f": rp[0],
                "rim_px_max_true_f": rmax[1], "rim_px_mean_default_f": dp[0], "table_abs_err_mm_w": tw,
                "table_abs_err_mm_h": th, "camera_centre_mm_mean": cc[0],
                "calibrated": sum("error" not in r["cal_true_f"] for r in rows),
                "calibrated_default_f": sum("error" not in r["cal_default_f"] for r in rows),
-               "layout_expresses_table": sum(r["layout_max_mm"] < 1 for r in rows)}
+               "layout_expresses_table": sum(r["layout_max_mm"] < 1 for r in rows),
+               "rim_px_mean_pnp_true_markers": pp[0], "rim_px_max_pnp_true_markers": pmax[1]}
     print(f"\n{summary['scenes']} scenes: all four markers found in {summary['markers_all_found']}; corners "
           f"{fmt(cm[0], 2)} px mean, {fmt(cmax[1], 2)} max; table size from the markers off by "
-          f"{fmt(tw[0])} / {fmt(th[0])} mm (w / h, mean abs; max {fmt(tw[1])} / {fmt(th[1])}); calibrated "
+          f"{fmt(tw[0])} / {fmt(th[0])} mm (w / h, mean abs; max {fmt(tw[1])} / {fmt(th[1])}); rim centres through a "
+          f"pose from the found corners and the markers' true places: {fmt(pp[0], 2)} px mean, {fmt(pmax[1], 1)} max; "
+          f"calibrated "
           f"{summary['calibrated']} (true focal), {summary['calibrated_default_f']} (default {DEFAULT_FOCAL_1280:.0f} px "
           f"at 1280); rim centres {fmt(rp[0], 2)} px mean, {fmt(rmax[1], 1)} max with the true focal, "
           f"{fmt(dp[0], 1)} px mean with the default; camera centre {fmt(cc[0])} mm off (mean); "

@@ -256,7 +256,7 @@ def plan_layout(rng: random.Random, forced: dict) -> dict:
         rows_b = cols[:2] + ["silver"] + cols[2:]
     # x: the outer row stands clear of the markers' paper (a tall cup beside a marker may hide part
     # of it in the picture: the labels say how much of each marker is seen)
-    clear_x = MARKER_PAPER_HALF_MM + rim / 2 + rng.uniform(5, 0.4 * height + 40)
+    clear_x = MARKER_PAPER_HALF_MM + rim / 2 + rng.uniform(0.2, 0.7) * height + rng.uniform(0, 30)
     ncol = len(rows_a)
     side_span = clear_x + (ncol - 1) * pitch_x          # marker centre -> inner row's centre
     min_mid = pitch_x + rng.uniform(0, 40)              # inner rows of the two sides

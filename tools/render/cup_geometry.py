@@ -464,3 +464,61 @@ def inner_radius(prof: list, z: float) -> float:
 
 def inner_bottom(prof: list) -> float:
     return prof[-1][1]
+
+
+# ---------------------------------------------------------------------------------------------
+# markers a cup hides in the picture
+def convex_hull(points) -> list[tuple[float, float]]:
+    """Andrew's monotone chain, counter-clockwise in image coordinates' sense of the maths."""
+    pts = sorted(set((float(x), float(y)) for x, y in points))
+    if len(pts) < 3:
+        return pts
+
+    def turn(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower, upper = [], []
+    for p in pts:
+        while len(lower) >= 2 and turn(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and turn(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return lower[:-1] + upper[:-1]
+
+
+def inside_convex(hull, p) -> bool:
+    n = len(hull)
+    if n < 3:
+        return False
+    for k in range(n):
+        a, b = hull[k], hull[(k + 1) % n]
+        if (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]) < 0:
+            return False
+    return True
+
+
+def cup_silhouette(pc: PinholeCamera, centre, rim_r: float, base_r: float, height: float) -> list:
+    """The picture's outline of an upright cup (or an upturned one: the same frustum, ends swapped)."""
+    return convex_hull(pc.circle_points(centre, rim_r, height, 24) + pc.circle_points(centre, base_r, 0.0, 24) +
+                       pc.circle_points(centre, base_r, height, 24) + pc.circle_points(centre, rim_r, 0.0, 24))
+
+
+def hidden_markers(pc: PinholeCamera, markers: list, cups: list) -> list[int]:
+    """Ids of the markers whose paper a cup covers in the picture. ``cups``: (centre, rim_r, base_r, h)."""
+    hulls = [cup_silhouette(pc, c, r, b, h) for c, r, b, h in cups]
+    out = []
+    for m in markers:
+        paper = marker_corners(m, MARKER_PAPER_HALF_MM)
+        pts = []
+        for i in range(5):
+            for j in range(5):
+                a, b = i / 4, j / 4
+                top = [paper[0][k] + (paper[1][k] - paper[0][k]) * a for k in range(3)]
+                bot = [paper[3][k] + (paper[2][k] - paper[3][k]) * a for k in range(3)]
+                pts.append(pc.project([top[k] + (bot[k] - top[k]) * b for k in range(3)])[:2])
+        if any(inside_convex(h, p) for h in hulls for p in pts):
+            out.append(m["id"])
+    return out

@@ -460,6 +460,37 @@ def plan_extras(seed: int, forced: dict, L: dict, cups: dict, state_list: list) 
     return {"dice_on": dice_on, "dice": dice, "dice_style": style, "clutter_level": level, "clutter": items}
 
 
+def move_hidden_markers(L: dict, markers: list, cups: dict, frames: list, cam: dict, w: int, h: int) -> float:
+    """A user whose far markers a cup hides in the picture lays them further back (both: the table
+    stays a rectangle), 10 mm at a time, while their paper stays on the table and in the picture.
+    Returns how far they moved (mm); the labels say what is still hidden."""
+    pc = cg.PinholeCamera(cam["R"], cam["centre_mm"], cam["fx"], w, h)
+    spec = []
+    for p in L["places"]:
+        d = cup_dims(L, cups, p["colour"])
+        spec.append((p["centre_mm"], d["rim_d"] / 2, d["base_d"] / 2, d["height"]))
+    for fs in frames:
+        for t in fs["tally"]:
+            spec.append((t["centre_mm"], L["rim_d"] / 2, L["base_d"] / 2, L["cup_h"]))
+    far = [m for m in markers if m["id"] in (2, 3)]
+    moved = 0.0
+    for _ in range(40):
+        if not any(i in (2, 3) for i in cg.hidden_markers(pc, markers, spec)):
+            break
+        for m in far:
+            m["centre_mm"][1] += 10.0
+        if not all(pc.in_frame(c) for m in far for c in cg.marker_corners(m, cg.MARKER_PAPER_HALF_MM)):
+            for m in far:
+                m["centre_mm"][1] -= 10.0
+            break
+        moved += 10.0
+    if moved:
+        L["table_h"] += moved
+        L["inset_far"] = max(cg.MARKER_PAPER_HALF_MM + 7, L["inset_far"] - moved)
+        L["table_depth"] = L["table_h"] + L["inset_far"] + L["inset_near"]
+    return moved
+
+
 def plan_scene(seed: int, forced: dict, w: int, h: int, sequence: bool) -> dict:
     L = cg.plan_layout(stream(seed, "layout"), forced)
     mrng = stream(seed, "markers")
@@ -478,6 +509,7 @@ def plan_scene(seed: int, forced: dict, w: int, h: int, sequence: bool) -> dict:
             for z, r in ((d["height"], d["rim_d"] / 2), (0.0, d["rim_d"] / 2)):
                 need.append((p["centre_mm"][0] + r * math.cos(a), p["centre_mm"][1] + r * math.sin(a), z))
     cam = cg.plan_camera(stream(seed, "camera"), forced, need, (L["table_w"] / 2, L["table_h"] / 2), w, h)
+    L["markers_moved_back_mm"] = move_hidden_markers(L, markers, cups, frames, cam, w, h)
     crng = stream(seed, "defocus")
     cam["defocus"] = cg.forced_num(forced, "defocus", crng, 1.0 if crng.random() < 0.1 else 0.0) >= 0.5
     cam["defocus_coc_px"] = crng.uniform(1.0, 2.4)
@@ -1130,7 +1162,7 @@ def render_frame(args, seed: int, plan: dict, fs: dict, k: int | None, out: Path
                    "touching": Lp["touching"], "first_x_mm": round(Lp["first_x"], 2),
                    "middle_gap_mm": round(Lp["middle_gap"], 2), "back_y_mm": round(Lp["back_y"], 2),
                    "dice_y_mm": round(Lp["dice_y"], 2), "hand_jitter_mm": round(Lp["hand_jitter_mm"], 2),
-                   "skew_deg": round(Lp["skew_deg"], 3), "tally_spot_mm": {s: r3(v) for s, v in Lp["tally_spot"].items()},
+                   "skew_deg": round(Lp["skew_deg"], 3), "far_markers_moved_back_mm": Lp["markers_moved_back_mm"], "tally_spot_mm": {s: r3(v) for s, v in Lp["tally_spot"].items()},
                    "project_layout": r3(cg.project_layout(Lp), 3), "project_layout_exact": cg.layout_exact(Lp)},
         "camera": camera_meta(plan, w, h),
         "cup_set": {"make": plan["cups"]["make"], "silver": plan["cups"]["silver_make"],

@@ -135,3 +135,16 @@ def test_plans_repeat_and_cup_profiles_close():
     assert max(r for r, _, _ in prof) == pytest.approx(0.0475)
     assert max(z for _, z, _ in prof) == pytest.approx(0.12)
     assert cg.inner_radius(prof, 0.06) < 0.0475 and cg.inner_radius(prof, 0.01) > 0.021   # a 40 mm ball fits
+
+
+def test_a_cup_beside_a_far_marker_hides_it_from_behind():
+    m = {"id": 2, "centre_mm": [1200.0, 600.0], "turn_deg": 0.0}
+    C = [600.0, 1400.0, 900.0]                    # behind the cups, looking at the table's middle
+    R = cg.look_rotation(C, [600.0, 300.0, 0.0], [0.0, -1.0, 0.0])
+    pc = cg.PinholeCamera(R, C, 700.0, 1280, 720)
+    near = [([1120.0, 560.0], 47.5, 33.0, 120.0)]
+    far = [([800.0, 300.0], 47.5, 33.0, 120.0)]
+    assert cg.hidden_markers(pc, [m], near) == [2]
+    assert cg.hidden_markers(pc, [m], far) == []
+    hull = cg.convex_hull([(0, 0), (2, 0), (2, 2), (0, 2), (1, 1)])
+    assert len(hull) == 4 and cg.inside_convex(hull, (1, 1)) and not cg.inside_convex(hull, (3, 1))

@@ -288,7 +288,7 @@ def plan_event(seed: int, forced: dict, L: dict, state: dict) -> dict:
     mode = "floating" if state["water"][target] else "bottom"
     ev = {"kind": kind, "side": side, "target": target, "ball_mode": mode,
           "offset": (rng.uniform(-1, 1), rng.uniform(-1, 1)), "spin": rng.uniform(0, 6.28),
-          "air_mm": [rng.uniform(-60, 60), rng.uniform(-260, -80), rng.uniform(140, 360)]}
+          "air_mm": [rng.uniform(-60, 60), rng.uniform(-260, -80), L["cup_h"] + rng.uniform(60, 250)]}
     if kind == "silver":   # a colour cup of that side turned over for the tally
         ev["tally_from"] = rng.choice([i for i, p in enumerate(places) if p["side"] == side and p["colour"] != "silver"])
         tx, ty = L["tally_spot"][side]

@@ -231,8 +231,8 @@ def plan_layout(rng: random.Random, forced: dict) -> dict:
     cpr = forced_num(forced, "cpr", rng, rng.choices([3, 4, 5], [0.15, 0.7, 0.15])[0], integer=True)
     cpr = max(1, min(6, cpr))
     touching = forced_num(forced, "touching", rng, 1.0 if rng.random() < 0.2 else 0.0) >= 0.5
-    gap_y = 0.4 if touching else rng.uniform(3, 35)
-    gap_x = 0.4 if touching and rng.random() < 0.7 else rng.uniform(3, 45)
+    gap_y = 0.4 if touching else rng.uniform(2, 30)
+    gap_x = 0.4 if touching and rng.random() < 0.7 else rng.uniform(2, 35)
     pitch_y, pitch_x = rim + gap_y, rim + gap_x
     # rows of side A, from its outer edge towards the middle: the seed's sheet stands the silver
     # cup between the red and the yellow rows
@@ -256,11 +256,11 @@ def plan_layout(rng: random.Random, forced: dict) -> dict:
         rows_b = cols[:2] + ["silver"] + cols[2:]
     # x: the outer row stands clear of the markers' paper (a tall cup beside a marker may hide part
     # of it in the picture: the labels say how much of each marker is seen)
-    clear_x = MARKER_PAPER_HALF_MM + rim / 2 + rng.uniform(0.2, 0.7) * height + rng.uniform(0, 30)
+    clear_x = MARKER_PAPER_HALF_MM + rim / 2 + rng.uniform(0.05, 0.5) * height + rng.uniform(0, 20)
     ncol = len(rows_a)
     side_span = clear_x + (ncol - 1) * pitch_x          # marker centre -> inner row's centre
-    min_mid = pitch_x + rng.uniform(0, 40)              # inner rows of the two sides
-    inset_x = rng.uniform(60, 140)                      # marker centre -> table end
+    min_mid = pitch_x + rng.uniform(0, 30)              # inner rows of the two sides
+    inset_x = rng.uniform(60, 110)                      # marker centre -> table end
     length = forced_num(forced, "table", rng, rng.uniform(0.9, 1.8)) * 1000
     need = 2 * side_span + min_mid + 2 * inset_x
     grown = length < need

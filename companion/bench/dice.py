@@ -22,8 +22,8 @@ side (``tests/data/dice/README.md``); each label takes at most one detection (mo
 nothing is cut), a perspective tilt up to 25°, Gaussian blur, half the light and JPEG quality 40.
 ``--colour-labels FILE`` adds colour figures from hand-labelled dice (see
 ``tests/data/dice/byler_colours.json``). A rendered folder (``tools/render``) scores colours
-from its ``annotations.csv`` ``color`` column (a colour that is none of the games' six must be
-read ``unknown``) and reports every figure per factor of its scenes (``factors`` column: cloth
+from its ``annotations.csv`` ``color`` column (translucent and casino dice of the six colours
+by their colour, marbled dice not scored, every other colour must be read ``unknown``) and reports every figure per factor of its scenes (``factors`` column: cloth
 family, tilt and die size in ranges, light, clutter, touching, ...). ``--label-fixes FILE`` scores against labels
 corrected where a person looking at the die sees another value, or a die no label covers
 (``tests/data/dice/byler_label_fixes.json``); without it, the labels as they are."""
@@ -233,10 +233,22 @@ def annotated(root: Path) -> tuple[dict[str, list[dict]], dict[str, dict[str, st
                 centre = [(float(r["xmin"]) + float(r["xmax"])) / 2, (float(r["ymin"]) + float(r["ymax"])) / 2]
             except (KeyError, ValueError):
                 continue
-            colours.setdefault(name, []).append({"color": r["color"] if r["color"] in SIX else "other", "center": centre})
+            colours.setdefault(name, []).append({"color": colour_class(r["color"]), "center": centre})
         if r.get("factors") and name not in factors:
             factors[name] = {k: v for k, _, v in (part.partition("=") for part in r["factors"].split(";")) if v}
     return colours, factors
+
+
+def colour_class(name: str) -> str:
+    """What a player calls a rendered die's colour: one of the six (a translucent or casino red die
+    is the red die of a game), ``ambiguous`` for marbled dice (not scored, as on byler) and
+    ``other`` for every other colour (grey, teal, orange, brown, ...), which must read unknown."""
+    kind, _, base = name.partition("-")
+    if name in SIX:
+        return name
+    if kind in ("translucent", "casino") and base in SIX:
+        return base
+    return "ambiguous" if kind == "marbled" else "other"
 
 
 def factor_value(key: str, value: str) -> str:

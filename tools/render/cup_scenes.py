@@ -103,19 +103,7 @@ def stream(seed: int, name: str):
 # ---------------------------------------------------------------------------------------------
 # arguments
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="blender -b --factory-startup -noaudio -P tools/render/cup_scenes.py --",
-                                 description="Render labelled 21 Exact cup tables.")
-    ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--count", type=int, default=1)
-    ap.add_argument("--width", type=int, default=1280)
-    ap.add_argument("--height", type=int, default=720)
-    ap.add_argument("--samples", type=int, default=16)
-    ap.add_argument("--split", default="test", help="upstream_split written in annotations.csv")
-    ap.add_argument("--factors", nargs="*", default=[], action="extend",
-                    help="force factors: " + "; ".join(f"{k}=({v})" for k, v in FACTOR_KEYS.items()))
-    ap.add_argument("--threads", type=int, default=1, help="Cycles threads (0: all cores)")
-    ap.add_argument("--resume", action="store_true", help="keep scenes already written (image + meta)")
+    ap = ds.scene_parser("cup_scenes.py", "Render labelled 21 Exact cup tables.", FACTOR_KEYS, 1280, 720, 1)
     ap.add_argument("--filter", type=float, default=3.0,
                     help="bilateral smoothing of the diffuse light, pixels (0: none)")
     ap.add_argument("--sequence", action="store_true", help="render each seed as a live sequence of frames")
@@ -1300,13 +1288,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        code = main()
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (print(e.code, file=sys.stderr) or 2)
-    except Exception:
-        import traceback
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    os._exit(code)
+    ds.run(main)

@@ -112,20 +112,27 @@ FACTOR_KEYS = {
 
 # ---------------------------------------------------------------------------------------------
 # arguments
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="blender -b --factory-startup -noaudio -P tools/render/dice_scenes.py --",
-                                 description="Render labelled dice scenes.")
+def scene_parser(script: str, description: str, factor_keys: dict, width: int, height: int,
+                 threads: int) -> argparse.ArgumentParser:
+    """The options every scene generator here takes (this one and cup_scenes.py)."""
+    ap = argparse.ArgumentParser(prog=f"blender -b --factory-startup -noaudio -P tools/render/{script} --",
+                                 description=description)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=1)
-    ap.add_argument("--width", type=int, default=640)
-    ap.add_argument("--height", type=int, default=640)
+    ap.add_argument("--width", type=int, default=width)
+    ap.add_argument("--height", type=int, default=height)
     ap.add_argument("--samples", type=int, default=16)
     ap.add_argument("--split", default="test", help="upstream_split written in annotations.csv")
     ap.add_argument("--factors", nargs="*", default=[], action="extend",
-                    help="force factors: " + "; ".join(f"{k}=({v})" for k, v in FACTOR_KEYS.items()))
-    ap.add_argument("--threads", type=int, default=0, help="Cycles threads (0: all cores)")
+                    help="force factors: " + "; ".join(f"{k}=({v})" for k, v in factor_keys.items()))
+    ap.add_argument("--threads", type=int, default=threads, help="Cycles threads (0: all cores)")
     ap.add_argument("--resume", action="store_true", help="keep scenes already written (image + meta)")
+    return ap
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = scene_parser("dice_scenes.py", "Render labelled dice scenes.", FACTOR_KEYS, 640, 640, 0)
     a = ap.parse_args(argv)
     a.forced = parse_factors(a.factors)
     return a
@@ -1883,9 +1890,11 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":
+def run(main_fn) -> None:
+    """Run a generator's main in Blender and leave with its exit status: Blender would otherwise
+    carry on (and exit 0) after a Python error, and its own shutdown is slow."""
     try:
-        code = main()
+        code = main_fn()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (print(e.code, file=sys.stderr) or 2)
     except Exception:
@@ -1894,3 +1903,7 @@ if __name__ == "__main__":
         code = 1
     sys.stdout.flush()
     os._exit(code)
+
+
+if __name__ == "__main__":
+    run(main)

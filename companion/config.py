@@ -24,7 +24,7 @@ DEFAULTS: dict[str, Any] = {
         "source": "none",       # none | picamera2 | usb:N | rtsp://… | video file | image folder | render
         "width": 1280,
         "height": 720,
-        "fps": 30,
+        "fps": 15,              # the camera's rate and the live loop's cap: CPU for the rest of the Pi
         "render_seed": 10,      # source = "render": which scripted game the rendered table plays
         "render_speed": 1.0,    # ... and how fast
     },

@@ -42,8 +42,10 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$SRC/pyproject.toml" ] || die "run it from a companion checkout ($SRC has no pyproject.toml)"
 
 # -- the system: 64-bit Raspberry Pi OS, Bookworm or later
-arch=$(uname -m)
-[ "$arch" = "aarch64" ] || die "64-bit Raspberry Pi OS is needed (this is $arch): OpenCV has no 32-bit ARM wheels"
+# the userland counts, not the kernel: 32-bit Raspberry Pi OS on a Pi 4/5 boots a 64-bit kernel
+# (uname -m says aarch64) and then finds no armhf wheel of OpenCV, which pip tries to build for hours
+arch=$(dpkg --print-architecture 2>/dev/null || echo unknown)
+[ "$arch" = "arm64" ] || die "64-bit Raspberry Pi OS is needed (this system's packages are $arch): OpenCV has no 32-bit ARM wheels"
 # shellcheck disable=SC1091
 . /etc/os-release
 case "${VERSION_CODENAME:-}" in

@@ -9,6 +9,8 @@ import importlib
 import os
 import sys
 
+from companion import __version__
+
 # command -> (module, one-line help). Nested groups ("calibrate", "bench") map sub-names.
 COMMANDS: dict[str, tuple[str, str] | dict[str, tuple[str, str]]] = {
     "serve": ("companion.cli.serve", "serve the scoreboard (and run the camera when one is configured)"),
@@ -41,6 +43,7 @@ def _add(sub: argparse._SubParsersAction, name: str, module: str, help_text: str
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="companion", description="A game-table camera, a live scoreboard for "
                                      "phones, a button and a buzzer. COMMAND --help for each command.")
+    parser.add_argument("--version", action="version", version=f"companion {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     # Only the chosen command's module is imported (to read its arguments).
     wanted = argv[0] if argv else None

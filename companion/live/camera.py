@@ -342,7 +342,7 @@ def open_source(spec: str, config: Mapping[str, Any] | None = None,
     """The configured camera, wrapped to survive failures; None when ``source = "none"``."""
     cam = dict((config or {}).get("camera", {}))
     factory = parse_spec(spec, width=cam.get("width", 1280), height=cam.get("height", 720),
-                         fps=cam.get("fps", 30), render=render)
+                         fps=cam.get("fps", 15), render=render)
     if factory is None:
         return None
     return ResilientCamera(factory, label=spec, **options)

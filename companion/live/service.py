@@ -59,7 +59,8 @@ class Service:
         self.confirmer = Confirmer(self.table, self.panel, config["confirm"]["auto_seconds"])
         self.rendered = rendered
         camera = self._camera()
-        self.live = Live(camera, self.table, self._processors() if camera else [], self.confirmer, self.panel)
+        self.live = Live(camera, self.table, self._processors() if camera else [], self.confirmer, self.panel,
+                         max_fps=float(config["camera"]["fps"]))  # frames past it cost a Pi core and see nothing new
         self.app = create_app(config, self.table, self)
 
     # -- LiveLink: what the web may ask of the running service

@@ -64,6 +64,7 @@ import segno
 from flask import Blueprint, Response, current_app, jsonify, request, session, stream_with_context
 from werkzeug.exceptions import HTTPException
 
+from companion import __version__
 from companion.games.base import EventError, Game, RuleError, no_json_constant, not_text
 from companion.table import LogUnreadable, NotStored
 from companion.table.table import NO_SUCH_GAME, NO_SUCH_PROPOSAL, replay_rows
@@ -345,7 +346,7 @@ def health() -> Response:
     c = ctx()
     camera = c.live.health() if c.live is not None else {"configured": False, "message": "no camera configured"}
     return jsonify(camera=camera, streams=c.hub.clients, max_streams=c.hub.max_streams, game_id=c.table.game_id,
-                   version=c.table.version, pin_source=c.pin_source, notices=c.table.notices)
+                   version=c.table.version, companion=__version__, pin_source=c.pin_source, notices=c.table.notices)
 
 
 @api.get("/frame.jpg")

@@ -83,3 +83,29 @@ def test_two_new_demo_requests_at_once_leave_one_set_of_players(tmp_path):
         assert client.get("/api/state").get_json()["game_id"] == 4
     finally:
         service.stop()
+
+
+@pytest.mark.slow
+def test_the_live_loop_keeps_to_the_configured_frame_rate(tmp_path):
+    """`[camera] fps` caps the loop: the rendered table, which renders about 15 frames a second
+    here when left alone, is read at 4."""
+    import time
+
+    config = config_for(tmp_path, source="render", render_seed=10, fps=4)
+    service = Service(config, rendered=for_config(config))
+    try:
+        service.start()
+        time.sleep(6)
+        health = service.app.test_client().get("/api/health").get_json()
+        assert 2.5 <= health["camera"]["fps"] <= 4.4
+        assert health["companion"]
+    finally:
+        service.stop()
+
+
+def test_version_is_the_installed_package_version():
+    """`companion --version` names the version pip installed (the one the health page shows)."""
+    from importlib.metadata import version
+
+    out = subprocess.run([sys.executable, "-m", "companion", "--version"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == f"companion {version('companion')}"

@@ -104,3 +104,19 @@ def test_the_installed_service_finds_its_models_from_its_copy_of_the_checkout(tm
         cwd=elsewhere, env=env, capture_output=True, text=True).stdout
     # ... and the installer checks the same before it starts the service
     assert 'companion" dice "$PREFIX/src/calibration/table.example-frame.jpg" --json' in script
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the script stops first when not root")
+def test_install_refuses_the_32_bit_os_on_a_64_bit_kernel(tmp_path: Path):
+    """32-bit Raspberry Pi OS on a Pi 4/5 boots a 64-bit kernel (`uname -m` says aarch64) and its
+    packages are armhf: pip then finds no OpenCV wheel and builds it for hours. The installer asks
+    dpkg, and stops before it installs anything."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, out in (("uname", "aarch64"), ("dpkg", "armhf")):
+        (bin_dir / name).write_text(f"#!/bin/sh\necho {out}\n")
+        (bin_dir / name).chmod(0o755)
+    result = subprocess.run(["bash", str(DEPLOY / "install.sh")], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert result.returncode == 1
+    assert "64-bit Raspberry Pi OS is needed" in result.stderr and "armhf" in result.stderr

@@ -161,7 +161,7 @@ def test_a_calibration_that_cannot_be_written_says_so_without_a_traceback(tmp_pa
 @pytest.mark.parametrize("edit, words", [
     (("long_press_seconds = 1.0", "long_press_seconds = 0"),
      "'confirm.long_press_seconds' must be a hold time in seconds from 0.2 to 10, not 0"),
-    (("fps = 30", "fps = 0"), "'camera.fps' must be frames per second from 1 to 120, not 0"),
+    (("fps = 15 ", "fps = 0 "), "'camera.fps' must be frames per second from 1 to 120, not 0"),
     (("width = 1280", "width = -5"), "'camera.width' must be a frame width in pixels from 32 to 10000, not -5"),
     (("button_pin = 17", "button_pin = 40"), "'panel.button_pin' must be a GPIO number (BCM) of the 40-pin header"),
 ])

@@ -276,6 +276,11 @@ class Engine:
     def legal_actions(self, state: Any) -> list[dict[str, Any]]:
         raise NotImplementedError
 
+    def public_actions(self, state: Any, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What every player may see of the legal actions: all of them, unless the rules hide
+        something (a face-down card)."""
+        return actions
+
     # -- for simulations, benchmarks and the demo: randomness is injected, never global
     def random_new_game(self, rng: random.Random) -> dict[str, Any]:
         """A valid ``new_game`` event with a random number of players/sides and options."""
@@ -382,6 +387,10 @@ class Game:
         if self.engine.finished(self.state):
             return []
         return self.engine.legal_actions(self.state)
+
+    def public_legal_actions(self) -> list[dict[str, Any]]:
+        """The legal actions as every phone may see them (no face-down card named)."""
+        return self.engine.public_actions(self.state, self.legal_actions())
 
 
 def name_list(names: Iterable[str]) -> str:

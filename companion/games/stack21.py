@@ -799,6 +799,16 @@ class Stack21(Engine):
                     actions.append({"type": "combine", "player": player, "stacks": [i, j]})
         return actions
 
+    def public_actions(self, state: State, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A draw from a known stock takes its face-down top card: the engine knows it, the
+        players must not (every phone is sent the legal actions). The draw is sent without
+        it; the engine takes the stock's top when a draw names no card."""
+        rnd = state.round
+        if rnd is None or not rnd.stock:
+            return actions
+        return [{k: v for k, v in a.items() if k != "card"} if a.get("type") == "draw" and a.get("from") != "upcard"
+                else a for a in actions]
+
     def _draw_action(self, rnd: Round, player: str) -> dict[str, Any]:
         action: dict[str, Any] = {"type": "draw", "player": player}
         if rnd.stock is not None:

@@ -502,7 +502,7 @@ class Table:
             return {**view, "rejected": [dict(r) for r in self.rejected], "detail": detail,
                     "game_id": self.game_id, "seq": len(self.game.events), "rev": self.rev,
                     "version": self.version,
-                    "legal": self.game.legal_actions(),
+                    "legal": self.game.public_legal_actions(),
                     "pending": [p.as_dict() for p in self._pending.values()],
                     "alerts": [dict(a) for a in self.alerts]}
 

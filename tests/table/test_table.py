@@ -332,3 +332,18 @@ def test_a_damaged_log_is_never_put_aside_over_one_put_aside_before(tmp_path):
     kept = [p for p in tmp_path.glob("table.sqlite.corrupt-*") if p.name not in earlier]
     assert len(kept) == 1 and kept[0].read_bytes().startswith(b"damaged again")
     assert kept[0].name in table.notices[0]
+
+
+def test_the_next_stock_card_never_reaches_the_phones(table):
+    """Stack 21 with a known stock: the state every phone is sent offers the draw without naming
+    the face-down card (anyone could read it in the browser); the draw, sent as offered, takes
+    the stock's top card."""
+    table.start({"type": "new_game", "game": "stack21", "players": ["P1", "P2"]})
+    table.apply({"type": "deal", "dealer": "P2", "hands": {"P1": ["A", "6", "10", "9"], "P2": ["5", "5", "8", "2"]},
+                 "upcard": "7", "stock": ["4", "10", "3"]})
+    state = table.state()
+    draws = [a for a in state["legal"] if a["type"] == "draw"]
+    assert draws and all("card" not in a for a in draws)
+    assert '"4"' not in json.dumps(state["legal"]) and '"4", "10", "3"' not in json.dumps(state)
+    table.apply(draws[0])
+    assert table.state()["detail"]["hand"]["card"] == "4"  # drawn: now everyone sees it

@@ -94,11 +94,20 @@ class Picamera2Source(Source):
         except ImportError as err:
             raise CameraError("picamera2 is not installed (on Raspberry Pi OS: sudo apt install "
                               "python3-picamera2, and a venv made with --system-site-packages)") from err
+        # Ask the list of cameras first: a Picamera2() that finds no camera leaks a pipe's file
+        # descriptor each try (~120 an hour at the longest pause: the 1,024 limit in about 8 h,
+        # after which the web server and SQLite cannot open files). The firmware looks for ribbon
+        # cameras only at boot, so one plugged in since needs a reboot.
+        try:
+            seen = len(Picamera2.global_camera_info())
+        except Exception:  # an older picamera2: let the constructor tell
+            seen = None
+        if seen is not None and self.camera_num >= seen:
+            raise CameraError(self._not_detected())
         try:
             cam = Picamera2(self.camera_num)
         except IndexError as err:  # no camera detected
-            raise CameraError(f"no Pi camera {self.camera_num} detected (check the ribbon cable; "
-                              "rpicam-hello --list-cameras lists what the Pi sees)") from err
+            raise CameraError(self._not_detected()) from err
         except RuntimeError as err:  # e.g. "Failed to acquire camera: Device or resource busy"
             raise CameraError(f"Pi camera {self.camera_num} cannot be opened ({err}): is another "
                               "program (rpicam-still, a second companion) using it?") from err
@@ -111,6 +120,11 @@ class Picamera2Source(Source):
             cam.close()
             raise CameraError(f"Pi camera would not start: {err}") from err
         self._cam = cam
+
+    def _not_detected(self) -> str:
+        return (f"no Pi camera {self.camera_num} detected (check the ribbon cable; the Pi looks for "
+                "ribbon cameras only when it boots: one plugged in since needs sudo reboot; "
+                "rpicam-hello --list-cameras lists what the Pi sees)")
 
     def read(self) -> Frame | None:
         if self._cam is None:

@@ -8,7 +8,7 @@ Like gpiozero's pin factories, the rest of the companion never knows where frame
 ============================  ======================================================
 ``none``                      no camera (``open_source`` returns None)
 ``picamera2``                 :class:`Picamera2Source` (the Pi's camera module)
-``usb:N``                     :class:`VideoCaptureSource` on ``/dev/videoN``
+``usb:N``                     :class:`UsbSource`: the Nth USB camera (``/dev/video…``)
 ``rtsp://…``, ``http://…``    :class:`VideoCaptureSource` on the stream URL
 a video file                  :class:`VideoCaptureSource` on the file (looped)
 a folder of images            :class:`ImageFolderSource` (sorted, looped, paced)
@@ -207,6 +207,49 @@ class VideoCaptureSource(Source):
         return str(self.target)
 
 
+def usb_video_nodes(sysfs: Path = Path("/sys/class/video4linux")) -> list[int] | None:
+    """The /dev/videoX numbers of USB cameras' capture nodes, in order; None where the system has
+    no video4linux in sysfs (not Linux). A Pi 5 with a ribbon camera has /dev/video0… for its
+    CSI receiver, so /dev/video0 is not the webcam there; and a UVC webcam adds a metadata node
+    beside its capture node (``index`` 1), which gives no frames."""
+    if not sysfs.is_dir():
+        return None
+    found = []
+    for node in sysfs.glob("video*"):
+        number = node.name[5:]
+        if not number.isdigit():
+            continue
+        try:
+            on_usb = "/usb" in str((node / "device").resolve())
+            first = (node / "index").read_text().strip() in ("", "0")
+        except OSError:
+            continue
+        if on_usb and first:
+            found.append(int(number))
+    return sorted(found)
+
+
+class UsbSource(VideoCaptureSource):
+    """``usb:N``: the Nth USB camera (not /dev/videoN, which on a Pi 5 is the CSI receiver),
+    looked up at each open, so a webcam plugged in later is found."""
+
+    def __init__(self, n: int, width: int | None = None, height: int | None = None,
+                 sysfs: Path = Path("/sys/class/video4linux")):
+        super().__init__(n, width, height)
+        self.n, self.sysfs = n, sysfs
+
+    def open(self) -> None:
+        nodes = usb_video_nodes(self.sysfs)
+        if nodes is not None:
+            if self.n >= len(nodes):
+                raise CameraError(f"no USB camera {self.n}: {len(nodes)} found (plugged in? lsusb lists them)")
+            self.target = nodes[self.n]
+        super().open()
+
+    def describe(self) -> str:
+        return f"USB camera {self.n} (/dev/video{self.target})"
+
+
 class ImageFolderSource(Source):
     """Every image of a folder in name order; looped if asked; paced to ``fps`` if given. An
     image that cannot be decoded reads as None (a glitch), and the next one follows."""
@@ -335,7 +378,7 @@ def parse_spec(spec: str, width: int = 1280, height: int = 720, fps: int = 30,
         index = spec[4:]
         if not index.isdigit():
             raise CameraError(f"camera source '{spec}': usb: takes a device number, e.g. usb:0")
-        return lambda: VideoCaptureSource(int(index), width, height)
+        return lambda: UsbSource(int(index), width, height)
     if "://" in spec:
         return lambda: VideoCaptureSource(spec, width, height)
     if spec == "render":

@@ -399,3 +399,28 @@ def test_an_open_camera_whose_read_hangs_is_reported_stalled_not_ok():
     assert health["state"] == "stalled" and health["status"].startswith("no frame for 6 s")
     assert health["fps"] == 0.0
     assert camera.read() is not None and camera.health()["state"] == "ok"
+
+
+def fake_sysfs(root: Path) -> Path:
+    """video4linux as a Pi 5 with a ribbon camera and a UVC webcam shows it: video0 the CSI
+    receiver, video1 the webcam's capture node, video2 its metadata node."""
+    sysfs = root / "video4linux"
+    for name, device, index in (("video0", "platform/1f00110000.csi", "0"),
+                                ("video1", "platform/xhci/usb1/1-1/1-1:1.0", "0"),
+                                ("video2", "platform/xhci/usb1/1-1/1-1:1.0", "1")):
+        (root / device).mkdir(parents=True, exist_ok=True)
+        (sysfs / name).mkdir(parents=True)
+        (sysfs / name / "device").symlink_to(root / device)
+        (sysfs / name / "index").write_text(index + "\n")
+    return sysfs
+
+
+def test_usb_0_on_a_pi_5_is_the_webcam_not_the_csi_receiver(tmp_path: Path):
+    from companion.live.camera import UsbSource, usb_video_nodes
+
+    sysfs = fake_sysfs(tmp_path)
+    assert usb_video_nodes(sysfs) == [1]
+    with pytest.raises(CameraError, match=r"USB camera 0 \(/dev/video1\)"):  # the webcam's node (absent here)
+        UsbSource(0, sysfs=sysfs).open()
+    with pytest.raises(CameraError, match="no USB camera 1: 1 found"):
+        UsbSource(1, sysfs=sysfs).open()

@@ -18,6 +18,7 @@ which marker is missing while it cannot; then, per frame:
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 DICE_EVENTS = ("dice", "roll", "reroll")
 MARKER_CLEARANCE_MM = 70.0   # a "die" this close to a marker centre is the marker's pattern
 TABLE_MARGIN_MM = 60.0       # dice this far outside the markers' rectangle are off the table
+WHITE_EVERY_S = 1.0          # how often the dice step measures the light on the markers' paper
 
 
 def dice_front(cal: Calibration) -> float:
@@ -82,6 +84,7 @@ class DiceStep:
         self.aimed_for: str | None = None
         self.watch = DiceWatch(still_seconds=still_seconds, reader=reader)
         self.status = "waiting"
+        self._white_at = -math.inf  # when the paper's white was last measured
         self.last_dice: list[Any] = []
         self.last_reason = ""
 
@@ -114,8 +117,11 @@ class DiceStep:
         if state.get("game") != self.aimed_for:
             self.aimed_for = state.get("game")
             aim_reader(self.watch.reader, self.cal, self.aimed_for)
-        # the markers' white paper gives the light's colour for naming the dice's colours
-        self.watch.reader.white = self.cal.paper_white(frame)
+        # the markers' white paper gives the light's colour for naming the dice's colours; the
+        # light changes slowly, so it is measured once a second, not on every frame
+        if t - self._white_at >= WHITE_EVERY_S:
+            self.watch.reader.white = self.cal.paper_white(frame)
+            self._white_at = t
         roll = self.watch.feed(frame, t)
         self.status = f"dice: {self.watch.status}"
         if roll is None:

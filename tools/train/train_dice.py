@@ -306,10 +306,10 @@ def from_onnx(path: Path, net: nn.Module) -> nn.Module:
     model = onnx.load(str(path))
     weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in model.graph.initializer}
     convs = [n for n in model.graph.node if n.op_type == "Conv"]  # in the order they run, as in forward()
-    mine = [m for m in net.modules() if isinstance(m, nn.Conv2d)]
-    if isinstance(net, Finder):  # forward() runs p before c6: modules() lists them as declared
-        order = [net.c1[0], net.c2[0], net.c3[0], net.c4[0], net.c5[0], net.p, net.c6[0], net.head]
-        mine = order
+    if isinstance(net, Finder):  # forward() runs p before c6; modules() lists them as declared
+        mine = [net.c1[0], net.c2[0], net.c3[0], net.c4[0], net.c5[0], net.p, net.c6[0], net.head]
+    else:
+        mine = [m for m in net.modules() if isinstance(m, nn.Conv2d)]
     if len(convs) != len(mine):
         raise ValueError(f"{path}: {len(convs)} convolutions, the network has {len(mine)}")
     norms = {id(seq[0]): seq[1] for seq in net.modules()

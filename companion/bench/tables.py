@@ -8,22 +8,30 @@ default layout (five rows a side, the silver cup between red and yellow) at thos
 of the coloured cups are gone, up to two balls rest in cups, and a side may have a cup turned over
 in front of its silver cup. Prints the tables read entirely right (every side's upright cups per
 colour, the cups turned over, the cups holding a ball), the cups and balls missed and extra, and
-milliseconds per photo, with the machine."""
+milliseconds per photo, with the machine.
+
+``--scenes DIR [DIR ...]`` reads photo-realistic Blender scenes instead (``tools/render/cup_scenes.py``,
+labelled in ``DIR/annotations.csv``) and gives the same figures with precision and recall, and again
+per factor the scenes were drawn with (make, light, tilt …), each photo under each of its factors."""
 
 from __future__ import annotations
 
 import argparse
+import csv
 import random
 import statistics
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
 import cv2
 
 from companion.bench import at_least_one, machine, report
+from companion.cli.cups import MIN_SIDE
 from companion.sim.render import Ball, Cup, Renderer, Scene, full_table, random_look
 from companion.vision.cups.discover import discover
+from companion.vision.images import load_image
 from companion.vision.layout import COLOURS, Layout
 
 
@@ -97,22 +105,131 @@ def bench(tables: int, seed: int) -> dict[str, Any]:
             right += 1
         elif not failures or failures[-1]["seed"] != seed + k:
             failures.append({"seed": seed + k, "table_mm": [round(layout.table_w), round(layout.table_h)],
-                             "rim_mm": layout.rim_d, **{f"{w}_{kind}": sorted(f"{s}.{c}" for s, c in d.elements())
-                                                       for w in ("cups", "turned", "balls")
-                                                       for kind, d in (("missed", truth[w] - got[w]),
-                                                                       ("extra", got[w] - truth[w])) if d}})
+                             "rim_mm": layout.rim_d, **misses(truth, got)})
     return {"machine": machine(), "tables": tables, "seed": seed, "tables_right": right, **dict(tally),
             "ms_per_photo_median": round(statistics.median(ms), 1) if ms else None,
             "photo": "1280x720, one core (cv2.setNumThreads(1))", "failures": failures}
 
 
+KINDS = ("cups", "turned", "balls")
+# numeric factors in bins [low, high) (the last one holds its top), so that a value is a few photos
+BINS = {"tilt": (0, 10, 20, 35), "height": (0.7, 1.0, 1.3, 1.6), "fov": (50, 70, 90, 100), "rim": (80, 95, 105, 115),
+        "cup_h": (90, 110, 125, 140), "table": (1.1, 1.5, 1.7, 1.9)}
+
+
+def factor_value(key: str, text: str) -> str:
+    """A factor's value as the per-factor table groups it: a bin, the cloth's kind, the camera's side."""
+    if key in BINS:
+        edges = BINS[key]
+        i = sum(float(text) >= e for e in edges[1:-1])
+        return f"{edges[i]}–{edges[i + 1]}"
+    if key == "cloth":
+        return text.split("/")[0]   # "print/dots": the kind, not every pattern
+    if key == "yaw":   # the renderer's camera looks from the players' side or (10 %) from behind the cups
+        return "behind" if abs(float(text)) > 90 else "front"
+    return text
+
+
+def value_order(value: str) -> tuple:
+    """Numbers and bins in numeric order ("80–95" before "105–115"), words after them."""
+    try:
+        return (0, float(value.split("–")[0]), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def scene_truth(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """``DIR/annotations.csv`` → {image path: the counts per (side, colour) and the factors}: upright
+    cups are the standing places (silver too), turned ones the turned places and the tally cups (their
+    index is ``tally``), balls the ones resting in a standing cup (a loose ball has no place row)."""
+    out: dict[str, dict[str, Any]] = {}
+    with open(Path(folder) / "annotations.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            t = out.setdefault(str(Path(folder) / row["image"]), {
+                **{k: Counter() for k in KINDS},
+                "factors": dict(kv.split("=", 1) for kv in row["factors"].split(";") if kv)})
+            key = (row["side"], row["colour"])
+            if row["state"] == "standing":
+                t["cups"][key] += 1
+                if row["ball"] != "none":
+                    t["balls"][key] += 1
+            elif row["state"] == "turned":
+                t["turned"][key] += 1
+    return out
+
+
+def misses(truth: dict[str, Counter], got: dict[str, Counter]) -> dict[str, list[str]]:
+    """What was missed and what was extra, as "A.red" items (empty lists left out)."""
+    return {f"{w}_{kind}": sorted(f"{s}.{c}" for s, c in d.elements()) for w in KINDS
+            for kind, d in (("missed", truth[w] - got[w]), ("extra", got[w] - truth[w])) if d}
+
+
+def bench_scenes(folders: list[str]) -> dict[str, Any]:
+    cv2.setNumThreads(1)
+    truths = {path: t for folder in folders for path, t in scene_truth(folder).items()}
+    ms: list[float] = []
+    tally: Counter = Counter()
+    per_factor: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    failures = []
+    for path, truth in truths.items():
+        failure: dict[str, Any] = {"image": path}
+        t0 = time.perf_counter()
+        try:
+            got = read_table(load_image(path, MIN_SIDE))
+        except Exception as err:   # a photo it cannot calibrate is a failure to count, not the end
+            got = {k: Counter() for k in KINDS}
+            failure["error"] = f"{type(err).__name__}: {err}"
+        ms.append((time.perf_counter() - t0) * 1000)
+        right = all(got[w] == truth[w] for w in KINDS)
+        counts = Counter(photos=1, right=int(right))
+        for w in KINDS:
+            counts[f"{w}_true"] += sum(truth[w].values())
+            counts[f"{w}_missed"] += sum((truth[w] - got[w]).values())
+            counts[f"{w}_extra"] += sum((got[w] - truth[w]).values())
+        tally.update(counts)   # update, not +=, which would drop the zeros
+        for key, text in truth["factors"].items():
+            per_factor[key][factor_value(key, text)].update(counts)
+        if not right:
+            failures.append({**failure, **misses(truth, got)})
+    figures: dict[str, Any] = {"machine": machine(), "scenes": folders, "photos": tally["photos"],
+                               "photos_right": tally["right"]}
+    for w in KINDS:
+        true, missed, extra = tally[f"{w}_true"], tally[f"{w}_missed"], tally[f"{w}_extra"]
+        found = true - missed
+        figures.update({f"{w}_true": true, f"{w}_missed": missed, f"{w}_extra": extra,
+                        f"{w}_precision": round(found / (found + extra), 3) if found + extra else None,
+                        f"{w}_recall": round(found / true, 3) if true else None})
+    figures.update({"ms_per_photo_median": round(statistics.median(ms), 1) if ms else None,
+                    "photo": "as companion cups IMAGE without calibration, decoding included, one core (cv2.setNumThreads(1))",
+                    "per_factor": {k: {v: dict(vals[v]) for v in sorted(vals, key=value_order)}
+                                   for k, vals in per_factor.items()},
+                    "failures": failures})
+    return figures
+
+
+def factor_lines(per_factor: dict[str, dict[str, dict[str, int]]]) -> dict[str, str]:
+    """The per-factor table as text report lines: "factor make=party": "2/5 right, cups -3 +1, …"."""
+    return {f"factor {k}={v}": f"{c['right']}/{c['photos']} right, "
+                               + ", ".join(f"{w} -{c.get(w + '_missed', 0)} +{c.get(w + '_extra', 0)}" for w in KINDS)
+            for k, vals in per_factor.items() for v, c in vals.items()}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tables", type=at_least_one("table"), default=40, help="how many rendered tables (default 40)")
     parser.add_argument("--seed", type=int, default=5000, help="first table's seed; table i uses seed + i")
+    parser.add_argument("--scenes", nargs="+", metavar="DIR",
+                        help="read Blender scenes (tools/render/cup_scenes.py: DIR/annotations.csv) instead")
     parser.add_argument("--json", action="store_true", help="one JSON object with the same figures")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.scenes:
+        r = bench_scenes(args.scenes)
+        if args.json:
+            report(r, True)
+        else:   # one line per factor value (report prints the failures last)
+            report({**{k: v for k, v in r.items() if k != "per_factor"}, **factor_lines(r["per_factor"])}, False)
+        return 0 if r["photos_right"] == r["photos"] else 1
     r = bench(args.tables, args.seed)
     report(r, args.json)
     return 0 if r["tables_right"] == r["tables"] else 1

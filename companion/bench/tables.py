@@ -31,6 +31,7 @@ from companion.bench import at_least_one, machine, report
 from companion.cli.cups import MIN_SIDE
 from companion.sim.render import Ball, Cup, Renderer, Scene, full_table, random_look
 from companion.vision.cups.discover import discover
+from companion.vision.cups.net import CupFinder, read_photo
 from companion.vision.images import load_image
 from companion.vision.layout import COLOURS, Layout
 
@@ -71,9 +72,12 @@ def random_table(rng: random.Random, layout: Layout) -> tuple[Scene, dict[str, A
 
 def read_table(frame) -> dict[str, Counter]:
     """As ``companion cups IMAGE`` reads a photo without a calibration file."""
-    reader = discover(frame)
-    reader.balance(frame)
-    reading = reader.read(frame)
+    if CupFinder.available():
+        reading, _ = read_photo(frame)
+    else:
+        reader = discover(frame)
+        reader.balance(frame)
+        reading = reader.read(frame)
     return {"cups": Counter((c.side, c.cup) for c in reading.cups),
             "turned": Counter((c.side, c.cup) for c in reading.upside_down),
             "balls": Counter((c.side, c.cup) for c in reading.balls())}

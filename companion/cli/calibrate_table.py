@@ -7,14 +7,17 @@ import argparse
 import json
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from companion.vision.calibrate import DEFAULT_FOCAL_1280, CalibrationError, calibrate, overlay
+from companion.vision.cups.discover import calibrate_markers, learn
+from companion.vision.cups.net import CupFinder
 from companion.vision.images import ImageError, load_image
-from companion.vision.layout import Layout
+from companion.vision.layout import CUPS, Layout
 from companion.vision.markers import DPI, sheet_pages
 
 
@@ -84,6 +87,12 @@ def focal_px(text: str) -> float:
     return focal
 
 
+def _cups_line(cal) -> str:
+    count = Counter((s.side, s.cup) for s in cal.slots)
+    return "; ".join(f"side {side}: " + ", ".join(f"{count[(side, cup)]} {cup}" for cup in CUPS if count[(side, cup)])
+                     for side in ("A", "B"))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("image", nargs="?", help="one camera frame showing the four table markers (PNG/JPEG)")
     parser.add_argument("--sheet", metavar="DIR", help="write the printable marker sheet (PNG pages + PDF) to DIR")
@@ -134,8 +143,21 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError, TypeError, AttributeError) as err:
             print(f"error: layout {args.layout}: {err}", file=sys.stderr)
             return 2
+    learnt = ""
     try:
-        cal = calibrate(frame, layout, args.focal)
+        if layout is not None or not CupFinder.available():
+            cal = calibrate(frame, layout, args.focal)
+        else:
+            try:   # the table as set up for 21 Exact: its cups learnt from the frame
+                cal = learn(frame, args.focal)
+                learnt = f"{len(cal.slots)} cups learnt ({_cups_line(cal)}); "
+            except CalibrationError as err:
+                if err.code != "NO_CUPS":
+                    raise
+                # no cup on the table (set up for a dice game): the markers alone; the cups are
+                # learnt when a 21 Exact game is set up
+                cal = calibrate_markers(frame, args.focal)
+                learnt = "no cups on the table (they are learnt when a 21 Exact game is set up); "
     except CalibrationError as err:
         print(f"calibration failed ({err.code}): {err.message}", file=sys.stderr)
         return 1
@@ -149,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: cannot write the overlay {over} (--overlay FILE.png to put it elsewhere)", file=sys.stderr)
         return 2
     print(f"table calibrated in {cal.ms:.0f} ms: 4 markers, error {cal.error_mm:.1f} mm, "
-          f"table {cal.layout.table_w:.0f} × {cal.layout.table_h:.0f} mm")
+          f"table {cal.layout.table_w:.0f} × {cal.layout.table_h:.0f} mm; {learnt}"
+          f"focal length {cal.K[0, 0]:.0f} px ({cal.focal_from})")
     print(f"wrote {out}")
     print(f"check {over}: the coloured rings must sit on the cups' rims")
     return 0

@@ -1,7 +1,7 @@
 """``companion cups IMAGE... --json [--calibration FILE]``: read a 21 Exact table's cups from
 photos, one JSON line per image (EVENTS.md, "Reading cups from an image"). Without
 ``--calibration`` each image calibrates itself: the table's size from its four markers and the
-cups wherever they stand (:mod:`companion.vision.cups.discover`).
+cups wherever the cup finder network sees them (:mod:`companion.vision.cups.net`).
 An image that cannot be read gives an ``error`` object and the command goes on; exit status 1 if
 any image failed, else 0; 2 (and no image read) for a ``--calibration`` file it cannot use
 (``BAD_FILE``). Codes beyond :mod:`companion.vision.images`' and the calibration's
@@ -21,6 +21,7 @@ import cv2
 from companion.cli.output import error_line, printable, run_error
 from companion.vision.calibrate import Calibration, CalibrationError
 from companion.vision.cups.discover import discover
+from companion.vision.cups.net import CupFinder, read_photo
 from companion.vision.cups.reader import CupReader
 from companion.vision.images import ImageError, has_colour, load_image
 from companion.vision.layout import CUPS
@@ -35,8 +36,15 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
     except ImageError as err:
         return error_line(path, err.code, err.message)
     try:
-        if cal is None:
-            reader = discover(frame)   # its own table: size from the markers, cups where they stand
+        if cal is None and CupFinder.available():
+            if not has_colour(frame):
+                return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "
+                                                      "the cups are told apart by their colour")
+            # its own table: the size from the markers, the cups wherever the network finds them
+            reading, _ = read_photo(frame)
+            reader, markers = None, 4
+        elif cal is None:
+            reader = discover(frame)   # (no model: the colour search, as before the network)
             markers = 4
         else:
             try:
@@ -56,11 +64,12 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
                     message = f"no table marker seen where the calibration expects them{blank}: {message}"
                 return error_line(path, code, message)
             reader = CupReader(cal)
-        if not has_colour(frame):
-            return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "
-                                                  "the cups are told apart by their colour")
-        reader.balance(frame)   # the light's colour, from the markers' white
-        reading = reader.read(frame)
+        if reader is not None:
+            if not has_colour(frame):
+                return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "
+                                                      "the cups are told apart by their colour")
+            reader.balance(frame)   # the light's colour, from the markers' white
+            reading = reader.read(frame)
     except CalibrationError as err:
         return error_line(path, err.code, err.message)
     except (cv2.error, MemoryError) as err:  # never lose the rest of the batch to one image

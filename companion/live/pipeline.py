@@ -30,7 +30,8 @@ import numpy as np
 from companion.live.proposals import DieReading, dice_event
 from companion.live.watch import Proposed
 from companion.table import Table
-from companion.vision.calibrate import Calibration, CalibrationError, calibrate
+from companion.vision.calibrate import Calibration, CalibrationError
+from companion.vision.cups.discover import calibrate_markers
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,13 @@ DICE_EVENTS = ("dice", "roll", "reroll")
 MARKER_CLEARANCE_MM = 70.0   # a "die" this close to a marker centre is the marker's pattern
 TABLE_MARGIN_MM = 60.0       # dice this far outside the markers' rectangle are off the table
 WHITE_EVERY_S = 1.0          # how often the dice step measures the light on the markers' paper
+
+
+def _learning_possible() -> bool:
+    """The cups can be learnt from the camera (the cup finder's model is installed)."""
+    from companion.vision.cups.net import CupFinder
+
+    return CupFinder.available()
 
 
 def dice_front(cal: Calibration) -> float:
@@ -174,6 +182,10 @@ class TableVision:
         self.dice: DiceStep | None = None
         self.status = "calibrating: waiting for the first frame"
         self._last_try = -1e9
+        self._last_learn = -1e9
+        self._seen_game: Any = None      # the 21 Exact game whose start was seen
+        self._learn_game: Any = None     # the game whose cups are to be learnt (None: none)
+        self.cups_alert: dict[str, Any] | None = None
         self.notices: list[str] = []  # what starting had to do, for the log and /api/health
         if self.calibration_file is not None and self.calibration_file.exists():
             try:
@@ -204,26 +216,59 @@ class TableVision:
         from companion.live.watch_cups import CupWatch
 
         self.cal = cal
-        self.cups = CupWatch(cal)
+        # cups are watched where they were learnt from the camera, or where a hand-written layout
+        # puts them; a calibration from the markers alone has none yet (learnt at a game's start)
+        self.cups = CupWatch(cal) if cal.view_plane is not None or cal.layout_given or \
+            not _learning_possible() else None
         self.dice = DiceStep(cal, profiles=self.profiles, reader=self.reader)
         self.status = f"calibrated ({how}, {cal.error_mm:.1f} mm)"
         log.info("table vision: %s", self.status)
+
+    def _store(self, cal: Calibration) -> None:
+        if self.calibration_file is not None:
+            try:
+                cal.save(self.calibration_file)
+            except OSError as err:
+                log.warning("cannot store the calibration in %s: %s", self.calibration_file, err)
 
     def _calibrate(self, frame: np.ndarray, t: float) -> None:
         if time.monotonic() - self._last_try < self.recalibrate_every and self._last_try > 0:
             return
         self._last_try = time.monotonic()
         try:
-            cal = calibrate(frame)
+            cal = calibrate_markers(frame)   # (the table measured from them)
         except CalibrationError as err:
             self.status = f"not calibrated: {err.message}"
             return
-        if self.calibration_file is not None:
-            try:
-                cal.save(self.calibration_file)
-            except OSError as err:
-                log.warning("cannot store the calibration in %s: %s", self.calibration_file, err)
+        self._store(cal)
         self._ready(cal, "from the markers")
+
+    def _learn(self, frame: np.ndarray) -> None:
+        """The cups of a 21 Exact game set up on the table (every cup standing): their places,
+        size and make from this frame. While it cannot, the sentence saying why is the table's
+        alert (every phone shows it) and the cups are not watched; tried every
+        ``recalibrate_every`` seconds, with no restart."""
+        from companion.live.watch_cups import CupWatch
+        from companion.vision.cups.discover import learn
+
+        if time.monotonic() - self._last_learn < self.recalibrate_every and self._last_learn > 0:
+            return
+        self._last_learn = time.monotonic()
+        try:
+            cal = learn(frame)
+        except CalibrationError as err:
+            self.cups_alert = {"code": "CUPS_NOT_FOUND", "detail": err.message,  # (NO_CUPS too)
+                               "message": f"the camera cannot see the cups set up: {err.message}"}
+            self.status = f"cups not learnt: {err.message}"
+            return
+        self.cups_alert = None
+        self._learn_game = None
+        self._store(cal)
+        self.cal = cal
+        self.cups = CupWatch(cal)
+        self.dice = DiceStep(cal, profiles=self.profiles, reader=self.reader)
+        self.status = f"calibrated (cups learnt: {len(cal.slots)} cups, {cal.error_mm:.1f} mm)"
+        log.info("table vision: %s", self.status)
 
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
         if self.cal is None:
@@ -234,8 +279,20 @@ class TableVision:
             self._ready(self.cal.scaled(frame.shape[1], frame.shape[0]), "rescaled")
         assert self.dice is not None
         state = self.state()
+        if state.get("game") == "exact21" and _learning_possible():
+            # a new game is set up afresh: its cups are learnt again (unless a hand-written layout
+            # says where they stand), and a table whose cups were never learnt learns them now
+            game = state.get("game_id")
+            if (game != self._seen_game and not state.get("seq")) or self.cups is None:
+                if not self.cal.layout_given:
+                    self._learn_game = game
+            self._seen_game = game
+            if self._learn_game is not None:
+                self._learn(frame)
+                if self._learn_game is not None:
+                    return self.dice.feed(frame, t, state)
         out = self.dice.feed(frame, t, state)
-        if state.get("game") == "exact21":
+        if state.get("game") == "exact21" and self.cups is not None:
             out += self.cups.feed(frame, t)
         return out
 
@@ -254,7 +311,7 @@ class TableVision:
             self.cups.draw(frame)
 
     def health(self) -> dict[str, Any]:
-        return {"status": self.status,
+        return {"status": self.status, "alert": self.cups_alert,
                 "cups": getattr(self.cups, "status", None),
                 "dice": self.dice.status if self.dice else None,
                 "dice_last": self.dice.last_reason if self.dice else None}

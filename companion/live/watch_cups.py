@@ -24,7 +24,8 @@ import numpy as np
 
 from companion.live.watch import Proposed
 from companion.vision.calibrate import Calibration, CameraMoved
-from companion.vision.cups.reader import BALL_FRACTION, CupReader, CupSeen
+from companion.vision.cups.net import reader_for
+from companion.vision.cups.reader import BALL_FRACTION, CupSeen
 
 # this many cups out of sight together (seen in the last 3 s) is something big over the table
 CROWD = 3
@@ -60,7 +61,7 @@ class CupWatch:
     frame_ms: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.reader = CupReader(self.cal)
+        self.reader = reader_for(self.cal)   # the network for cups it learnt, else the colour search
         self._started = False
         self._last_check: float | None = None
         self._bad_checks = 0

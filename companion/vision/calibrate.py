@@ -66,6 +66,17 @@ class Calibration:
     error_mm: float
     slots: list[Slot] = field(default_factory=list)
     ms: float = 0.0
+    # Where the focal length came from: "given", "markers" (measured from their corners) or a
+    # sentence saying why the default was taken (a camera looking straight down cannot tell it)
+    focal_from: str = "given"
+    # A calibration that learnt its cups from a frame (companion.vision.cups.discover.learn): its
+    # slots and rims are where the rims show on the plane ``view_plane`` (the table's own, whose
+    # view the markers fix exactly), and its cups may be of any make. None: the layout's rims
+    # plane (``cup_h``) and the project's own cups.
+    view_plane: float | None = None
+    any_make: bool = False
+    # the layout (the cups' places) was written by a user (calibrate table --layout): kept as it is
+    layout_given: bool = False
     _cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                                        compare=False)  # marker_cells(), once
 
@@ -110,7 +121,8 @@ class Calibration:
         S = np.diag([s, s, 1.0])
         return Calibration((width, height), S @ self.K, self.rvec, self.tvec, S @ self.homography,
                            {i: [c[0] * s, c[1] * s] for i, c in self.markers.items()}, self.marker_px * s,
-                           self.layout, self.error_mm, self.slots)
+                           self.layout, self.error_mm, self.slots, focal_from=self.focal_from,
+                           view_plane=self.view_plane, any_make=self.any_make, layout_given=self.layout_given)
 
     # --- the light's colour ------------------------------------------------------------------
     def paper_white(self, frame: np.ndarray) -> np.ndarray | None:
@@ -194,7 +206,8 @@ class Calibration:
             "version": VERSION,
             "image_size": list(self.image_size),
             "camera": {"focal_px": float(self.K[0, 0]), "principal": [float(self.K[0, 2]), float(self.K[1, 2])],
-                       "rvec": self.rvec.ravel().tolist(), "tvec": self.tvec.ravel().tolist()},
+                       "rvec": self.rvec.ravel().tolist(), "tvec": self.tvec.ravel().tolist(),
+                       "focal_from": self.focal_from},
             "homography": self.homography.tolist(),
             "markers": {str(i): {"center": [round(c[0], 2), round(c[1], 2)]} for i, c in self.markers.items()},
             "marker_px": round(self.marker_px, 2),
@@ -202,8 +215,11 @@ class Calibration:
             "table_mm": [self.layout.table_w, self.layout.table_h],
             "zones": {side: list(self.layout.zone(side)) for side in ("A", "B")},
             "layout": self.layout.to_dict(),
+            "layout_given": self.layout_given,
             "slots": [{"side": s.side, "cup": s.cup, "index": s.index, "x": round(s.x, 1), "y": round(s.y, 1)}
                       for s in self.slots],
+            **({"cups": {"learnt": True, "view_plane": self.view_plane, "any_make": self.any_make}}
+               if self.view_plane is not None else {}),
         }
 
     @classmethod
@@ -227,9 +243,19 @@ class Calibration:
                 raise ValueError("its camera, homography or marker size is not usable")
             if len(markers) < 2 or not set(markers) <= set(MARKER_NAMES):
                 raise ValueError(f"markers {sorted(markers)}: two or more of 0-3 are needed")
+            learnt = data.get("cups") or {}
+            if not isinstance(learnt, dict):
+                raise ValueError("its 'cups' is not an object")
+            plane = learnt.get("view_plane")
+            if plane is not None and not (isinstance(plane, (int, float)) and math.isfinite(plane)):
+                raise ValueError(f"cups.view_plane {plane!r} is not a height in mm")
             return cls(size, K,
                        np.array(cam["rvec"], np.float64).reshape(3, 1), np.array(cam["tvec"], np.float64).reshape(3, 1),
-                       H, markers, marker_px, layout, float(data.get("error_mm", 0.0)), slots)
+                       H, markers, marker_px, layout, float(data.get("error_mm", 0.0)), slots,
+                       focal_from=str(cam.get("focal_from", "given")),
+                       view_plane=None if plane is None else float(plane), any_make=bool(learnt.get("any_make", False)),
+                       # (a file from before this field: a layout other than the default was a user's)
+                       layout_given=bool(data.get("layout_given", layout != Layout())))
         except (KeyError, TypeError, ValueError, IndexError) as err:
             why = f"no {err}" if isinstance(err, KeyError) else str(err)
             raise CalibrationError("BAD_FILE", f"not a table calibration ({why}): make one with "
@@ -281,6 +307,7 @@ def table_markers(frame: np.ndarray) -> dict[int, np.ndarray]:
 def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | None = None) -> Calibration:
     """Calibrate from one frame; raises :class:`CalibrationError` naming what is wrong."""
     t0 = time.perf_counter()
+    given = layout is not None
     layout = layout or Layout()
     if frame is None or frame.ndim not in (2, 3) or min(frame.shape[:2]) < 32:
         raise CalibrationError("BAD_IMAGE", "not an image")
@@ -311,18 +338,78 @@ def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | No
             raise CalibrationError("BAD_MARKERS", f"markers do not lie on a {layout.table_w:.0f} × "
                                    f"{layout.table_h:.0f} mm rectangle (off by {err_mm:.0f} mm): check "
                                    "the table size in the layout and that the markers lie flat")
-    f = focal if focal is not None else DEFAULT_FOCAL_1280 * w / 1280
-    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
     obj3 = np.column_stack([obj_pts, np.zeros(len(obj_pts))]).astype(np.float64)
+    focal_from = "given"
+    if focal is None:
+        focal, focal_from = focal_from_markers(obj3, img_pts.astype(np.float64), (w, h))
+    K = _camera(focal, w, h)
     ok, rvec, tvec = cv2.solvePnP(obj3, img_pts.astype(np.float64), K, None, flags=cv2.SOLVEPNP_IPPE)
     if not ok:
         raise CalibrationError("BAD_MARKERS", "cannot work out where the camera is from the markers")
     sides = [float(np.mean([np.linalg.norm(found[i][k] - found[i][(k + 1) % 4]) for k in range(4)]))
              for i in range(4)]
     cal = Calibration((w, h), K, rvec, tvec, H / H[2, 2], {i: centres[i].tolist() for i in range(4)},
-                      float(np.mean(sides)), layout, err_mm, layout.slots())
+                      float(np.mean(sides)), layout, err_mm, layout.slots(), focal_from=focal_from,
+                      layout_given=given)
     cal.ms = (time.perf_counter() - t0) * 1000
     return cal
+
+
+MEASURABLE_TILT = 15.0   # degrees: below it the markers' corners cannot tell the focal length
+FOCAL_FOV = (35.0, 120.0)   # degrees across the frame the measured focal length may give
+# The markers measure a focal length within 7 % at best: one this near the product's own camera
+# (the default) is that camera, whose focal length is known exactly
+SAME_CAMERA = 0.10
+
+
+def _camera(focal: float, w: int, h: int) -> np.ndarray:
+    return np.array([[focal, 0, w / 2], [0, focal, h / 2], [0, 0, 1]], np.float64)
+
+
+def _reprojection(obj3: np.ndarray, img: np.ndarray, K: np.ndarray) -> tuple[float, np.ndarray]:
+    """RMS pixels of the best pose for the focal length in K, and that pose's rotation."""
+    _, rvec, tvec = cv2.solvePnP(obj3, img, K, None, flags=cv2.SOLVEPNP_IPPE)
+    rvec, tvec = cv2.solvePnPRefineLM(obj3, img, K, None, rvec, tvec)
+    back = cv2.projectPoints(obj3, rvec, tvec, K, None)[0].reshape(-1, 2)
+    return float(np.sqrt(np.mean(np.sum((back - img) ** 2, axis=1)))), rvec
+
+
+def focal_from_markers(obj3: np.ndarray, img: np.ndarray, size: tuple[int, int]) -> tuple[float, str]:
+    """The camera's focal length (pixels) from the markers' corners and centres: the one under
+    which one pose fits them best (a plane seen at a slant shows the lens's angle in how its far
+    side shrinks). Seen from nearly straight above, the markers' corners (laid by hand, a few
+    millimetres and degrees off) fit every focal length alike: checked on rendered tables, a
+    slant of 15° or more gives it within 7 %, under 10° anything from 0.4 to 1.7 times the truth.
+    Then, and where the measure is within SAME_CAMERA of it, the default (a Pi Camera Module 3)
+    is taken and the second value says why in a sentence; else it is "markers"."""
+    w, h = size
+    default = DEFAULT_FOCAL_1280 * w / 1280
+    _, rvec = _reprojection(obj3, img, _camera(default, w, h))
+    tilt = math.degrees(math.acos(min(1.0, abs(float(cv2.Rodrigues(rvec)[0][2, 2])))))
+    if tilt < MEASURABLE_TILT:
+        return default, (f"default {default:.0f} px (a Pi Camera Module 3): the camera looks almost straight "
+                         f"down ({tilt:.0f}° from vertical), where the markers cannot tell the focal length; "
+                         "give --focal for another camera")
+    fovs = np.arange(FOCAL_FOV[0], FOCAL_FOV[1] + 0.1, 1.0)
+    focals = w / 2 / np.tan(np.radians(fovs) / 2)
+    errs = [_reprojection(obj3, img, _camera(f, w, h))[0] for f in focals]
+    k = int(np.argmin(errs))
+    if k in (0, len(focals) - 1):   # the best at an end of the range: no lens of this world
+        return default, (f"default {default:.0f} px (a Pi Camera Module 3): the markers fit no lens between "
+                         f"{FOCAL_FOV[0]:.0f}° and {FOCAL_FOV[1]:.0f}° across; give --focal")
+    lo, hi = focals[k + 1], focals[k - 1]   # then a golden-section search between its neighbours
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(12):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        if _reprojection(obj3, img, _camera(a, w, h))[0] < _reprojection(obj3, img, _camera(b, w, h))[0]:
+            lo = a
+        else:
+            hi = b
+    measured = (lo + hi) / 2
+    if abs(measured / default - 1) < SAME_CAMERA:
+        return default, (f"default {default:.0f} px (a Pi Camera Module 3): the markers measure {measured:.0f} px, "
+                         "as near as they can tell")
+    return measured, "markers"
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> float:

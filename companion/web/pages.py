@@ -71,18 +71,23 @@ def event_fields() -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
 
 
 def alerts() -> list[dict[str, Any]]:
-    """What every page shows in its banner: the table's alerts (its log's troubles) and a camera
-    that stopped sending pictures."""
+    """What every page shows in its banner: the table's alerts (its log's troubles), a camera
+    that stopped sending pictures, and what the camera cannot see for the game."""
     c = current_app.extensions["companion"]
     shown = [{**a, "from": "table"} for a in c.table.alerts]
     if c.live is not None:
         try:
-            camera = c.live.health().get("camera", {})
+            health = c.live.health()
         except Exception:  # the banner never breaks a page
-            camera = {}
+            health = {}
+        camera = health.get("camera", {})
         if camera.get("state") in ("retrying", "stalled"):
             shown.append({"code": "CAMERA_LOST", "from": "camera", "status": camera.get("status", ""),
                           "message": f"the camera is not sending pictures ({camera.get('status', '')})"})
+        # what the camera cannot do for the game (the cups of a 21 Exact set-up not all seen)
+        for info in (health.get("processors") or {}).values():
+            if isinstance(info, dict) and isinstance(info.get("alert"), dict):
+                shown.append({**info["alert"], "from": "camera"})
     return shown
 
 

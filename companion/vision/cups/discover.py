@@ -38,7 +38,13 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from companion.vision.calibrate import CalibrationError, calibrate, table_markers
+from companion.vision.calibrate import (
+    DEFAULT_FOCAL_1280,
+    Calibration,
+    CalibrationError,
+    calibrate,
+    table_markers,
+)
 from companion.vision.cups.reader import (
     GREY,
     LABEL,
@@ -82,6 +88,13 @@ def measure_table(frame: np.ndarray) -> tuple[float, float]:
     if w2 <= 0 or h2 <= 0:
         raise CalibrationError("BAD_MARKERS", "the markers' sizes do not fit a flat rectangular table")
     return float(np.sqrt(w2)), float(np.sqrt(h2))
+
+
+def calibrate_markers(frame: np.ndarray, focal: float | None = None) -> Calibration:
+    """The table from its markers alone: their rectangle's size measured, the camera from their
+    corners (the dice need no more; the cups are learnt when a 21 Exact game is set up)."""
+    width, depth = measure_table(frame)
+    return replace(calibrate(frame, Layout(table_w=width, table_h=depth), focal), layout_given=False)
 
 
 def _flat(width: float, depth: float, rim: float) -> Layout:
@@ -166,12 +179,83 @@ def find_cups(reader: CupReader, labels: np.ndarray, value: np.ndarray, cups: tu
     return out, total
 
 
-def discover(frame: np.ndarray) -> CupReader:
+def discover(frame: np.ndarray, focal: float | None = None) -> CupReader:
     """A :class:`CupReader` for this frame's own table: it views the whole table on the table's
     plane, its layout has the table's size and the rims' size as they appear on that plane (and
     the cups' height in the default's proportions), and its slots are the cups seen there."""
+    reader, _ = _discover(frame, focal)
+    return reader
+
+
+def learn(frame: np.ndarray, focal: float | None = None) -> Calibration:
+    """The calibration of a table set up for a game (every cup standing), learnt from one frame:
+    the table's size from the markers, the camera from their corners, each cup's place, size and
+    make from the frame. Raises :class:`CalibrationError`: ``NO_CUPS`` where no cup is seen at
+    all, ``CUPS_NOT_FOUND`` with a sentence naming what is missing where the set-up cannot be right: each side the same cups of each
+    colour (RULES.md: the sides play the same game), at least one of each colour, and one silver
+    cup a side. Nothing half-right is returned."""
+    from companion.vision.cups import net
+
+    if net.CupFinder.available():
+        cal = _learnt_by_network(frame, focal)
+    else:   # (a checkout without the model: the colour search)
+        reader, _ = _discover(frame, focal)
+        cal = replace(reader.cal, view_plane=reader.plane, any_make=True, layout_given=False)
+    if not cal.slots:
+        raise CalibrationError("NO_CUPS", "no cup seen on the table")
+    problems = setup_problems(cal.slots)
+    if problems:
+        raise CalibrationError("CUPS_NOT_FOUND", "; ".join(problems) + ": stand every cup as at the start of a "
+                               "game, keep hands and the balls off the table, and calibrate again")
+    return cal
+
+
+def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
+    """The standing cups the network finds (:mod:`companion.vision.cups.net`) as the slots, where
+    their rims show on the table's plane; the rims' size there from how far apart neighbouring
+    cups stand (touching or a few millimetres apart, as players set them)."""
+    from companion.vision.cups.net import CUP_H_MM, read_photo
+
+    found, cal = read_photo(frame, focal)
+    xy = np.array([(c.x, c.y) for c in found.cups]).reshape(-1, 2)
+    rim = DEFAULT.rim_d
+    if len(xy) >= 2:
+        d = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
+        np.fill_diagonal(d, np.inf)
+        rim = float(np.clip(0.92 * np.median(d.min(axis=1)), 60.0, 150.0))
+    count: Counter[tuple[str, str]] = Counter()
+    slots = []
+    for c in sorted(found.cups, key=lambda c: (c.side, c.cup, -c.y, c.x)):
+        slots.append(Slot(c.side, c.cup, count[(c.side, c.cup)], c.x, c.y))
+        count[(c.side, c.cup)] += 1
+    per_row = max([n for (_, cup), n in count.items() if cup != "silver"], default=DEFAULT.cups_per_row)
+    layout = replace(cal.layout, rim_d=rim, base_d=rim * DEFAULT.base_d / DEFAULT.rim_d, cup_h=CUP_H_MM,
+                     cups_per_row=per_row)
+    return replace(cal, layout=layout, slots=slots, view_plane=0.0, any_make=True, layout_given=False)
+
+
+def setup_problems(slots: list[Slot]) -> list[str]:
+    """What a set-up's cups lack, in sentences ("side B: 3 of 4 green cups found"); [] when
+    both sides hold the same cups of every colour, at least one each, and a silver cup."""
+    count = Counter((s.side, s.cup) for s in slots)
+    out = []
+    for cup in CUPS:
+        a, b = count[("A", cup)], count[("B", cup)]
+        if cup == "silver":
+            out += [f"side {side}: no silver cup found" for side, n in (("A", a), ("B", b)) if n == 0]
+        elif a == b == 0:
+            out.append(f"no {cup} cup found on either side")
+        elif a != b:
+            few, many = ("A", "B") if a < b else ("B", "A")
+            out.append(f"side {few}: {min(a, b)} of {max(a, b)} {cup} cups found (side {many} has {max(a, b)})")
+    return out
+
+
+def _discover(frame: np.ndarray, focal: float | None) -> tuple[CupReader, Calibration]:
     width, depth = measure_table(frame)
-    cal = calibrate(frame, Layout(table_w=width, table_h=depth))
+    if focal is None:   # the rim search was tuned with the camera the default focal length gives
+        focal = DEFAULT_FOCAL_1280 * frame.shape[1] / 1280
+    cal = calibrate(frame, Layout(table_w=width, table_h=depth), focal)
     area = _whole_table(cal.layout)
     # one label image of the whole table serves every rim size: the plane and the area are the same
     first = CupReader(replace(cal, layout=_flat(width, depth, APPARENT_RIMS[0])), area)
@@ -247,4 +331,4 @@ def discover(frame: np.ndarray) -> CupReader:
     final = CupReader(replace(cal, layout=replace(layout, cup_h=height), slots=slots), area, plane=0.0)
     final.gains = reader.gains
     final.any_make = final.weak_lips = True
-    return final
+    return final, cal

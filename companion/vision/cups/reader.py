@@ -41,7 +41,8 @@ PAPER_DIM = 120.0      # the markers' white paper is brought up to at least this
 BALL_FRACTION = 0.1    # fraction of a cup's inside showing a ball (seen steeply, most of it hides)
 BALL_MM = 40.0         # a ping-pong ball's diameter
 SHADED = 0.75          # a cup's inside in its own colour is darker than this share of its lip
-WEAK_LIP, WEAK_LIP_OVER = 40, 25   # a pale lip: this saturation at least, and this much over its inside's
+WEAK_LIP, WEAK_LIP_OVER = 40, 25
+LEARNT_PAD = 108.0     # mm round a learnt table its view takes in (discover.APPARENT_RIMS' largest)   # a pale lip: this saturation at least, and this much over its inside's
 
 
 def _ring(radii: tuple[float, ...], n: int) -> np.ndarray:
@@ -181,12 +182,16 @@ class CupReader:
         self.cal = cal
         L = cal.layout
         self.layout = L
-        self.plane = L.cup_h if plane is None else plane
+        if plane is None:   # a learnt table's rims are where they show on the table's plane
+            plane = L.cup_h if cal.view_plane is None else cal.view_plane
+        self.plane = plane
         # Cups of any make (a table nobody described, companion.vision.cups.discover): one colour inside
         # and out (see _search) or white inside (see ball_fractions), and, as the seed turns over
         # only "unused color cups" for the tally, never a silver cup upside down
-        self.any_make = False
-        self.weak_lips = False       # lips may be paler than their cup (see _search)
+        self.any_make = cal.any_make
+        self.weak_lips = cal.any_make       # lips may be paler than their cup (see _search)
+        if area is None and cal.view_plane is not None:   # a learnt table: all of it, and round it
+            area = (-LEARNT_PAD, -LEARNT_PAD, L.table_w + LEARNT_PAD, L.table_h + LEARNT_PAD)
         if area is None:
             xs = [s.x for s in cal.slots] + [L.tally_spot(side)[0] for side in ("A", "B")]
             ys = [s.y for s in cal.slots] + [L.tally_spot("A")[1]]

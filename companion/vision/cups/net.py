@@ -1,0 +1,266 @@
+"""Cups found by a small network (``models/cup-finder.onnx``, see ``models/cup-finder.md``).
+
+The frame is warped by the markers' homography to a top view of the table's own plane (4 mm a
+pixel, the table and 150 mm round it): whatever camera, lens and tilt, a cup's rim shows there as
+a circle of its size (a little larger: it stands higher), the markers fix that view exactly (no
+focal length needed), and one network serves every table. The network gives, at stride 4 (16 mm
+a cell), a heat map per kind of thing: a standing cup of each colour (its rim's centre), a cup
+turned over of each colour (its top's centre), and a ball resting in a cup (at that cup's rim's
+centre). Peaks of those maps are the cups. It was trained on photo-realistic rendered tables
+(``tools/render/cup_scenes.py``) of every cup make, camera, light and cloth
+(``tools/train/train_cups.py``); runtime is ``cv2.dnn`` alone.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.cups.reader import CupReader, CupSeen, Reading
+
+MODELS = Path(__file__).resolve().parents[3] / "models"
+MODEL = "cup-finder.onnx"
+MM_PX = 4.0        # the top view's scale
+PAD_MM = 150.0     # the view takes in this much round the markers' rectangle
+STRIDE = 4         # the network's output cell: 16 mm
+COLOURS = ("blue", "red", "green", "yellow")
+# output channels: standing cups of each colour and the silver cup, turned cups of each colour, a ball
+KINDS = [("standing", c) for c in (*COLOURS, "silver")] + [("turned", c) for c in COLOURS] + [("ball", "")]
+SURE = 0.35        # a peak this high is a thing (the held-out renders' best F1, models/cup-finder.md)
+APART_MM = 55.0    # two cups' centres are never closer (the smallest rim, 80 mm, seen as it stands)
+ENGINE = cv2.dnn.ENGINE_CLASSIC
+
+
+def view_matrix(homography: np.ndarray) -> np.ndarray:
+    """Top-view pixels → frame pixels, for ``cv2.warpPerspective(..., WARP_INVERSE_MAP)``;
+    ``homography`` maps table mm (the table's plane) to frame pixels."""
+    T = np.array([[MM_PX, 0, -PAD_MM], [0, MM_PX, -PAD_MM], [0, 0, 1]], np.float64)
+    return homography @ T
+
+
+def view_size(table_w: float, table_h: float) -> tuple[int, int]:
+    """(width, height) of the top view, rounded up to the network's 32-pixel step."""
+    w = int(np.ceil((table_w + 2 * PAD_MM) / MM_PX / 32) * 32)
+    h = int(np.ceil((table_h + 2 * PAD_MM) / MM_PX / 32) * 32)
+    return w, h
+
+
+def top_view(frame: np.ndarray, homography: np.ndarray, table_w: float, table_h: float) -> np.ndarray:
+    return cv2.warpPerspective(frame, view_matrix(homography), view_size(table_w, table_h),
+                               flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT)
+
+
+def view_to_mm(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return u * MM_PX - PAD_MM, v * MM_PX - PAD_MM
+
+
+@dataclass
+class Found:
+    kind: str      # standing | turned | ball
+    cup: str       # its colour (silver for the silver cup); "" for a ball
+    x: float       # table mm on the table's plane (where the rim or the top shows)
+    y: float
+    score: float
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class CupFinder:
+    """The network, loaded once (``available()`` says whether the model file is there)."""
+
+    def __init__(self, models_dir: Path = MODELS) -> None:
+        self.net = cv2.dnn.readNetFromONNX(str(models_dir / MODEL), ENGINE)
+        self.last_view: np.ndarray | None = None
+        self.last_heat: np.ndarray | None = None
+
+    @staticmethod
+    def available(models_dir: Path = MODELS) -> bool:
+        return (models_dir / MODEL).exists()
+
+    def heat(self, view: np.ndarray) -> np.ndarray:
+        """(kinds, h/4, w/4) probabilities for a top view."""
+        blob = cv2.dnn.blobFromImage(view, 1 / 255.0, swapRB=False)
+        self.net.setInput(blob)
+        return _sigmoid(self.net.forward()[0])
+
+    def find(self, frame: np.ndarray, homography: np.ndarray, table_w: float, table_h: float,
+             sure: float = SURE) -> list[Found]:
+        """Every cup and ball in the frame, surest first: peaks of the heat maps, a cup's
+        peaks of several kinds at one place taken as its surest kind."""
+        view = top_view(frame, homography, table_w, table_h)
+        heat = self.heat(view)
+        self.last_view, self.last_heat = view, heat
+        return peaks(heat, sure)
+
+
+def peaks(heat: np.ndarray, sure: float = SURE) -> list[Found]:
+    cups = heat[:-1]
+    best = cups.max(axis=0)
+    kind = cups.argmax(axis=0)
+    # a peak: the highest of the cup maps within a cell round it
+    top = cv2.dilate(best.astype(np.float32), np.ones((3, 3), np.uint8))
+    ii, jj = np.nonzero((best >= sure) & (best >= top))
+    order = np.argsort(-best[ii, jj], kind="stable")
+    out: list[Found] = []
+    taken: list[tuple[float, float]] = []
+    for k in order:
+        i, j = int(ii[k]), int(jj[k])
+        x, y = _refined(best, i, j)
+        xm, ym = view_to_mm(np.float64(x * STRIDE + STRIDE / 2 - 0.5), np.float64(y * STRIDE + STRIDE / 2 - 0.5))
+        if any((xm - a) ** 2 + (ym - b) ** 2 < APART_MM ** 2 for a, b in taken):
+            continue
+        what, cup = KINDS[int(kind[i, j])]
+        out.append(Found(what, cup, float(xm), float(ym), float(best[i, j])))
+        taken.append((float(xm), float(ym)))
+    balls = heat[-1]
+    btop = cv2.dilate(balls.astype(np.float32), np.ones((3, 3), np.uint8))
+    bi, bj = np.nonzero((balls >= sure) & (balls >= btop))
+    for i, j in zip(bi.tolist(), bj.tolist(), strict=True):
+        x, y = _refined(balls, i, j)
+        xm, ym = view_to_mm(np.float64(x * STRIDE + STRIDE / 2 - 0.5), np.float64(y * STRIDE + STRIDE / 2 - 0.5))
+        out.append(Found("ball", "", float(xm), float(ym), float(balls[i, j])))
+    return out
+
+
+def _refined(m: np.ndarray, i: int, j: int) -> tuple[float, float]:
+    """A peak's position to a fraction of a cell: the centre of mass of its 3 × 3 neighbourhood."""
+    i0, i1, j0, j1 = max(i - 1, 0), min(i + 2, m.shape[0]), max(j - 1, 0), min(j + 2, m.shape[1])
+    w = m[i0:i1, j0:j1].astype(np.float64)
+    yy, xx = np.mgrid[i0:i1, j0:j1]
+    s = w.sum()
+    return float((xx * w).sum() / s), float((yy * w).sum() / s)
+
+
+CUP_H_MM = 115.0   # a cup's height where none is known (cups 90-140 mm): where a rim stands
+
+
+def stands_at(eye: np.ndarray, x: float, y: float, height: float = CUP_H_MM) -> tuple[float, float]:
+    """Where on the table a thing ``height`` above it stands, that shows at (x, y) on the table's
+    plane: seen from the camera at ``eye`` (table mm), it shows farther from the camera's foot."""
+    k = (eye[2] - height) / eye[2]
+    return float(eye[0] + (x - eye[0]) * k), float(eye[1] + (y - eye[1]) * k)
+
+
+def reading(found: list[Found], eye: np.ndarray, table_w: float) -> Reading:
+    """The finds as a :class:`companion.vision.cups.reader.Reading`: each cup on the side where it
+    stands (side A the half nearer markers 0 and 3, x < half the table), a ball given to the
+    standing cup whose rim it shows in (within 45 mm of its centre)."""
+    out = Reading()
+    for f in found:
+        if f.kind == "ball":
+            continue
+        sx, _ = stands_at(eye, f.x, f.y)
+        seen = CupSeen("A" if sx < table_w / 2 else "B", f.cup, f.x, f.y, [], f.score)
+        (out.cups if f.kind == "standing" else out.upside_down).append(seen)
+    for b in (f for f in found if f.kind == "ball"):
+        near = [c for c in out.cups if (c.x - b.x) ** 2 + (c.y - b.y) ** 2 < 45.0 ** 2]
+        if near:
+            cup = min(near, key=lambda c: (c.x - b.x) ** 2 + (c.y - b.y) ** 2)
+            cup.ball = max(cup.ball, 1.0)
+    return out
+
+
+_FINDER: CupFinder | None = None
+
+
+def finder() -> CupFinder:
+    """The one finder of this process (its network holds buffers; loading it costs ~20 ms)."""
+    global _FINDER
+    if _FINDER is None:
+        _FINDER = CupFinder()
+    return _FINDER
+
+
+def read_photo(frame: np.ndarray, focal: float | None = None):
+    """A photo of a table nobody described: its size from the markers, the camera from their
+    corners, and every cup, turned cup and ball the network finds: (Reading, Calibration)."""
+    from companion.vision.calibrate import calibrate
+    from companion.vision.cups.discover import measure_table
+    from companion.vision.layout import Layout
+
+    t0 = time.perf_counter()
+    width, depth = measure_table(frame)
+    cal = calibrate(frame, Layout(table_w=width, table_h=depth), focal)
+    found = finder().find(frame, cal.homography, width, depth)
+    eye = (-cal.R.T @ cal.tvec).ravel()
+    out = reading(found, eye, width)
+    px = cal.project(np.array([[c.x, c.y, 0.0] for c in out.cups + out.upside_down]).reshape(-1, 3))
+    for c, p in zip(out.cups + out.upside_down, px.tolist(), strict=True):
+        c.center = [round(p[0], 1), round(p[1], 1)]
+    out.ms = (time.perf_counter() - t0) * 1000
+    return out, cal
+
+
+def surety(p: float) -> float:
+    """A network's probability as the ring score the cup watch judges (1: a clear cup)."""
+    return float(min(1.0, p / (2 * SURE)))
+
+
+def reader_for(cal) -> CupReader:
+    """The reader of a calibration: the network for a table whose cups were learnt by it (and
+    whose model is here), the colour search otherwise."""
+    if cal.view_plane is not None and CupFinder.available():
+        return NetCupReader(cal)
+    return CupReader(cal)
+
+
+class NetCupReader(CupReader):
+    """A learnt table's cups read by the network, slot by slot; the colour labels of the
+    table's plane (:class:`CupReader`) still say whether a place shows bare table or
+    something unexplained (a hand) for :meth:`CupReader.clean`."""
+
+    def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
+             turned: bool = True, search_all: bool = True) -> Reading:
+        t0 = time.perf_counter()
+        if frame.shape[1] != self.cal.image_size[0] or frame.shape[0] != self.cal.image_size[1]:
+            raise ValueError(f"frame is {frame.shape[1]}×{frame.shape[0]}, calibrated for "
+                             f"{self.cal.image_size[0]}×{self.cal.image_size[1]}")
+        view = self.view(frame)
+        if self.gains is not None:
+            view = cv2.multiply(view, (*self.gains.tolist(), 0.0))
+        lab, val = self.labels(view, self.table_model(frame))
+        self.last_labels, self._value = self.padded(lab), self.padded(val)
+        L = self.layout
+        found = finder().find(frame, self.cal.homography, L.table_w, L.table_h)
+        self.last_found = found
+        standing = [f for f in found if f.kind == "standing"]
+        reach = max(0.5 * L.rim_d, 35.0)   # a cup knocked a little is still its slot's
+        out = Reading()
+        for s in self.cal.slots:
+            at = (hints or {}).get(s.name, (s.x, s.y))
+            near = [f for f in standing if f.cup == s.cup and math.hypot(f.x - at[0], f.y - at[1]) < reach]
+            if near:
+                f = min(near, key=lambda f: math.hypot(f.x - at[0], f.y - at[1]))
+                standing.remove(f)
+                out.cups.append(CupSeen(s.side, s.cup, f.x, f.y, [], surety(f.score), s.name))
+        for b in (f for f in found if f.kind == "ball"):
+            near = [c for c in out.cups if math.hypot(c.x - b.x, c.y - b.y) < 45.0]
+            if near:
+                min(near, key=lambda c: math.hypot(c.x - b.x, c.y - b.y)).ball = 1.0
+        if turned:
+            eye = (-self.cal.R.T @ self.cal.tvec).ravel()
+            for f in found:
+                if f.kind == "turned":
+                    side = "A" if stands_at(eye, f.x, f.y)[0] < L.table_w / 2 else "B"
+                    out.upside_down.append(CupSeen(side, f.cup, f.x, f.y, [], surety(f.score)))
+        self._centres(out.cups + out.upside_down)
+        out.ms = (time.perf_counter() - t0) * 1000
+        self.last_view = view
+        return out
+
+    def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,
+                  upright: list[tuple[float, float]] | None = None) -> tuple[float, float, float] | None:
+        """A cup of this colour the network sees turned over within ``radius`` (and a rim's
+        half) of ``around`` in the last frame read."""
+        reach = radius + self.layout.rim_d / 2
+        for f in getattr(self, "last_found", []):
+            if f.kind == "turned" and f.cup == cup and math.hypot(f.x - around[0], f.y - around[1]) < reach:
+                return f.x, f.y, surety(f.score)
+        return None

@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     if not cv2.imwrite(str(over), overlay(frame, cal)):
         print(f"error: cannot write the overlay {over} (--overlay FILE.png to put it elsewhere)", file=sys.stderr)
         return 2
-    print(f"table calibrated in {cal.ms:.0f} ms: 4 markers, error {cal.error_mm:.1f} mm, "
+    print(f"table calibrated in {cal.ms:.0f} ms: {len(cal.markers)} markers, error {cal.error_mm:.1f} mm, "
           f"table {cal.layout.table_w:.0f} × {cal.layout.table_h:.0f} mm; {learnt}"
           f"focal length {cal.K[0, 0]:.0f} px ({cal.focal_from})")
     print(f"wrote {out}")

@@ -285,19 +285,23 @@ class Calibration:
             raise CalibrationError(err.code, f"{path}: {err.message}") from None
 
 
-def table_markers(frame: np.ndarray) -> dict[int, np.ndarray]:
-    """The four table markers' corners, or :class:`CalibrationError` saying which are missing
-    or that they do not go round the table in order."""
+def table_markers(frame: np.ndarray, least: int = 4) -> dict[int, np.ndarray]:
+    """The table markers' corners (at least ``least`` of them, 3 or 4), or
+    :class:`CalibrationError` saying which are missing or that they do not go round the table in
+    order. Three are enough where a tall cup or a hand hides the fourth: the table is a
+    rectangle, and each marker's own square says how it lies."""
     found = find_markers(frame)
     missing = [i for i in range(4) if i not in found]
-    if missing:
+    if len(missing) > 4 - least:
         names = ", ".join(marker_name(i) for i in missing)
         raise CalibrationError("MARKERS_NOT_FOUND", f"{names} not seen" if len(missing) < 4
                                else "no table marker seen (markers 0–3 of DICT_4X4_50)")
     # the markers must go round the table the right way: 0 → 1 → 2 → 3 (a mirrored or swapped
     # placement turns the quadrilateral the other way, or crosses it)
-    quad = np.array([marker_centre(found[i]) for i in range(4)])
-    turns = [_cross(quad[(k + 1) % 4] - quad[k], quad[(k + 2) % 4] - quad[(k + 1) % 4]) for k in range(4)]
+    ring = [i for i in range(4) if i in found]
+    quad = np.array([marker_centre(found[i]) for i in ring])
+    n = len(ring)
+    turns = [_cross(quad[(k + 1) % n] - quad[k], quad[(k + 2) % n] - quad[(k + 1) % n]) for k in range(n)]
     if not all(t < 0 for t in turns):
         raise CalibrationError("BAD_MARKERS", "markers are not in order round the table: lay 0 near left, "
                                "1 near right, 2 far right, 3 far left, seen from where the players throw")
@@ -312,21 +316,26 @@ def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | No
     if frame is None or frame.ndim not in (2, 3) or min(frame.shape[:2]) < 32:
         raise CalibrationError("BAD_IMAGE", "not an image")
     h, w = frame.shape[:2]
-    found = table_markers(frame)
+    found = table_markers(frame, least=3)
+    ids = sorted(found)
     table = marker_table_points(layout)
-    centres = {i: marker_centre(found[i]) for i in range(4)}
-    img_pts = np.vstack([np.vstack([centres[i], found[i]]) for i in range(4)])
-    obj_pts = np.vstack([table[i] for i in range(4)])
+    centres = {i: marker_centre(found[i]) for i in ids}
+    img_pts = np.vstack([np.vstack([centres[i], found[i]]) for i in ids])
+    obj_pts = np.vstack([table[i] for i in ids])
     # A corner hidden by a tall cup or a hand is found off its place (and the centre with it):
     # those points are left out, or the camera's pose tips by centimetres (a 120 mm cup beside the
     # far markers moved the camera 60 mm and every rim with it)
-    side_px = float(np.mean([np.linalg.norm(found[i][0] - found[i][2]) for i in range(4)])) / np.sqrt(2)
+    side_px = float(np.mean([np.linalg.norm(found[i][0] - found[i][2]) for i in ids])) / np.sqrt(2)
     _, inliers = cv2.findHomography(obj_pts, img_pts, cv2.RANSAC, max(2.0, 0.03 * side_px))
     if inliers is not None and 12 <= inliers.sum() < len(obj_pts):
         keep = inliers.ravel().astype(bool)
         obj_pts, img_pts = obj_pts[keep], img_pts[keep]
     H, _ = cv2.findHomography(obj_pts, img_pts, 0)
     err_mm = _error_mm(H, obj_pts, img_pts)
+    if err_mm > 15 and len(ids) < 4:
+        raise CalibrationError("BAD_MARKERS", f"markers do not lie on a {layout.table_w:.0f} × "
+                               f"{layout.table_h:.0f} mm rectangle (off by {err_mm:.0f} mm), and "
+                               f"{marker_name(next(i for i in range(4) if i not in found))} is not seen")
     if err_mm > 15:   # a marker lies turned: fall back to the centres alone
         H = cv2.getPerspectiveTransform(np.float32([table[i][0] for i in range(4)]),
                                         np.float32([centres[i] for i in range(4)]))
@@ -347,8 +356,8 @@ def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | No
     if not ok:
         raise CalibrationError("BAD_MARKERS", "cannot work out where the camera is from the markers")
     sides = [float(np.mean([np.linalg.norm(found[i][k] - found[i][(k + 1) % 4]) for k in range(4)]))
-             for i in range(4)]
-    cal = Calibration((w, h), K, rvec, tvec, H / H[2, 2], {i: centres[i].tolist() for i in range(4)},
+             for i in ids]
+    cal = Calibration((w, h), K, rvec, tvec, H / H[2, 2], {i: centres[i].tolist() for i in ids},
                       float(np.mean(sides)), layout, err_mm, layout.slots(), focal_from=focal_from,
                       layout_given=given)
     cal.ms = (time.perf_counter() - t0) * 1000

@@ -61,14 +61,33 @@ def test_a_corner_hidden_by_a_tall_cup_does_not_tip_the_camera() -> None:
     assert float(np.abs(cal.to_table(r.camera.project(pts), layout.cup_h) - pts[:, :2]).max()) < 6.0
 
 
-def test_a_covered_marker_is_named() -> None:
-    frame, r = frame_of(Look(tilt_deg=10))
-    u, v = r.camera.project(np.array([[LAYOUT.table_w, LAYOUT.table_h, 0.0]]))[0]
+def cover(frame: np.ndarray, r: Renderer, x: float, y: float) -> None:
+    u, v = r.camera.project(np.array([[x, y, 0.0]]))[0]
     cv2.rectangle(frame, (int(u) - 70, int(v) - 70), (int(u) + 70, int(v) + 70), (60, 60, 60), -1)
+
+
+def test_a_table_with_one_marker_covered_is_calibrated_from_the_other_three() -> None:
+    """A tall cup in front of a far marker, or a hand on it: the table is a rectangle and each
+    marker's own square says how it lies, so three markers measure the table and the camera."""
+    from companion.vision.cups.discover import measure_table
+
+    frame, r = frame_of(Look(tilt_deg=10))
+    cover(frame, r, LAYOUT.table_w, LAYOUT.table_h)
+    cal = calibrate(frame)
+    assert sorted(cal.markers) == [0, 1, 3]
+    assert error_mm(cal, r, 0.0) < 3.0
+    width, depth = measure_table(frame)
+    assert abs(width - LAYOUT.table_w) < 0.02 * LAYOUT.table_w and abs(depth - LAYOUT.table_h) < 0.02 * LAYOUT.table_h
+
+
+def test_two_covered_markers_are_named() -> None:
+    frame, r = frame_of(Look(tilt_deg=10))
+    cover(frame, r, LAYOUT.table_w, LAYOUT.table_h)
+    cover(frame, r, 0.0, LAYOUT.table_h)
     with pytest.raises(CalibrationError) as err:
         calibrate(frame)
     assert err.value.code == "MARKERS_NOT_FOUND"
-    assert err.value.message == "marker 2 (far right) not seen"
+    assert err.value.message == "marker 2 (far right), marker 3 (far left) not seen"
 
 
 def test_no_marker_at_all() -> None:

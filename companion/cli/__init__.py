@@ -16,6 +16,8 @@ COMMANDS: dict[str, tuple[str, str] | dict[str, tuple[str, str]]] = {
     "serve": ("companion.cli.serve", "serve the scoreboard (and run the camera when one is configured)"),
     "demo": ("companion.cli.demo", "a rendered 21 Exact table plays itself; scoreboard on :8000"),
     "replay": ("companion.cli.replay", "apply a game log (JSON Lines) and print the final state"),
+    "backup": ("companion.cli.backup", "the games, calibration and configuration in one archive, while serving"),
+    "restore": ("companion.cli.restore", "put a backup back (the files it replaces are kept aside)"),
     "dice": ("companion.cli.dice", "read dice (value, colour, position) from images"),
     "cups": ("companion.cli.cups", "read a 21 Exact table's cups from images"),
     "calibrate": {

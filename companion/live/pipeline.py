@@ -30,7 +30,7 @@ import numpy as np
 from companion.live.proposals import DieReading, dice_event
 from companion.live.watch import Proposed
 from companion.table import Table
-from companion.vision.calibrate import Calibration, CalibrationError
+from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.cups.discover import calibrate_markers
 
 log = logging.getLogger(__name__)
@@ -169,13 +169,17 @@ class TableVision:
     name = "vision"
 
     def __init__(self, table: Table, calibration_file: str | Path | None = None,
-                 recalibrate_every: float = 2.0, profiles: Any = None, reader: Any = None):
+                 recalibrate_every: float = 2.0, profiles: Any = None, reader: Any = None,
+                 learn_cups: bool = True):
         self.table = table
         self._state: Mapping[str, Any] = {}
         self._version: int | None = None
         self.profiles = profiles
         self.reader = reader  # a DiceReader to share (its networks hold buffers), else one of our own
         self.calibration_file = Path(calibration_file) if calibration_file else None
+        # a table whose cups stand where a known layout puts them (the demo's rendered table) is
+        # calibrated with that layout and its cups never learnt
+        self.learn_cups = learn_cups and _learning_possible()
         self.recalibrate_every = recalibrate_every
         self.cal: Calibration | None = None
         self.cups: Any = None
@@ -218,8 +222,7 @@ class TableVision:
         self.cal = cal
         # cups are watched where they were learnt from the camera, or where a hand-written layout
         # puts them; a calibration from the markers alone has none yet (learnt at a game's start)
-        self.cups = CupWatch(cal) if cal.view_plane is not None or cal.layout_given or \
-            not _learning_possible() else None
+        self.cups = CupWatch(cal) if cal.view_plane is not None or cal.layout_given or not self.learn_cups else None
         self.dice = DiceStep(cal, profiles=self.profiles, reader=self.reader)
         self.status = f"calibrated ({how}, {cal.error_mm:.1f} mm)"
         log.info("table vision: %s", self.status)
@@ -236,7 +239,8 @@ class TableVision:
             return
         self._last_try = time.monotonic()
         try:
-            cal = calibrate_markers(frame)   # (the table measured from them)
+            # the table measured from the markers (the default layout where cups are not learnt)
+            cal = calibrate_markers(frame) if self.learn_cups else calibrate(frame)
         except CalibrationError as err:
             self.status = f"not calibrated: {err.message}"
             return
@@ -279,7 +283,7 @@ class TableVision:
             self._ready(self.cal.scaled(frame.shape[1], frame.shape[0]), "rescaled")
         assert self.dice is not None
         state = self.state()
-        if state.get("game") == "exact21" and _learning_possible():
+        if state.get("game") == "exact21" and self.learn_cups:
             # a new game is set up afresh: its cups are learnt again (unless a hand-written layout
             # says where they stand), and a table whose cups were never learnt learns them now
             game = state.get("game_id")

@@ -111,7 +111,7 @@ class Service:
             # the rendered table is its own table: never mix its calibration with a real one;
             # its colours are learned from its own frame, as a person would at a real table
             profiles = self.rendered.colour_profiles()
-            return [TableVision(self.table, None, profiles=profiles, reader=self.rendered.reader)]
+            return [TableVision(self.table, None, profiles=profiles, reader=self.rendered.reader, learn_cups=False)]
         try:
             profiles = load_profiles(self.config["calibration"]["colours"] or None, self.config["data"]["dir"])
         except ColourFileError as err:

@@ -67,15 +67,19 @@ class CupWatch:
         self._bad_checks = 0
         self._newcomers: dict[str, int] = {}
         self._frames = 0
+        self._last_read: float | None = None
         self._home = {s.name: (s.x, s.y) for s in self.cal.slots}
 
     # -------------------------------------------------------------------------------------
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
         """One camera frame taken at ``t`` seconds → the throws it settles (usually none)."""
+        if self._last_read is not None and t - self._last_read < getattr(self.reader, "every_s", 0.0):
+            return []   # (a network's reader looks a few times a second: the watch judges in seconds)
         t0 = time.perf_counter()
         try:
             if self._check_camera(frame, t):
                 return []
+            self._last_read = t
             self._frames += 1
             # slots without a tracked cup are searched now and then only (a cup put back)
             # silver cups are looked for round their slot each time: grey all over, a silver

@@ -215,10 +215,14 @@ def masked_focal(logit: torch.Tensor, heat: torch.Tensor, mask: torch.Tensor) ->
     return focal(logit * mask + (1 - mask) * torch.where(heat > 0.5, 20.0, -20.0), heat)
 
 
-def train(data, minutes: float, steps: int | None, size: int, seed: int, device: str, lr: float = 3e-3) -> CupNet:
+def train(data, minutes: float, steps: int | None, size: int, seed: int, device: str, lr: float = 3e-3,
+          init: Path | None = None) -> CupNet:
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
-    net = CupNet().to(device)
+    net = CupNet()
+    if init is not None:   # go on from an earlier run (its .pt beside its ONNX)
+        net.load_state_dict(torch.load(init))
+    net = net.to(device)
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     t0 = time.time()
     step = 0
@@ -251,6 +255,8 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--out", type=Path, default=MODELS / "cup-finder.onnx")
+    ap.add_argument("--init", type=Path, help="weights (.pt) of an earlier run to go on from")
+    ap.add_argument("--lr", type=float, default=3e-3)
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -265,9 +271,10 @@ def main() -> None:
     print(f"{rendered} rendered and {len(data) - rendered} drawn tables", flush=True)
     print(f"{len(data)} scenes, {sum(len(d[1]) for d in data)} cups and balls, read in {time.time() - t0:.0f} s",
           flush=True)
-    net = train(data, a.minutes, a.steps, a.batch, a.seed, a.device)
+    net = train(data, a.minutes, a.steps, a.batch, a.seed, a.device, a.lr, a.init)
     export(net, a.out)
-    print(f"wrote {a.out}")
+    torch.save(net.state_dict(), a.out.with_suffix(".pt"))   # (to go on from: --init)
+    print(f"wrote {a.out} and its weights {a.out.with_suffix('.pt').name}")
 
 
 if __name__ == "__main__":

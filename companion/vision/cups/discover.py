@@ -67,10 +67,10 @@ DEFAULT = Layout()
 HEIGHT_PER_RIM = DEFAULT.cup_h / DEFAULT.rim_d   # cups of another size: the default's proportions
 
 
-def measure_table(frame: np.ndarray) -> tuple[float, float]:
+def measure_table(frame: np.ndarray, found: dict[int, np.ndarray] | None = None) -> tuple[float, float]:
     """(width, depth) in mm between the marker centres, from the markers' own 80 mm sides (three
-    markers are enough: see :func:`_measure_from_three`)."""
-    found = table_markers(frame, least=3)
+    markers are enough: see :func:`_measure_from_three`). ``found``: the markers already found."""
+    found = found if found is not None else table_markers(frame, least=3)
     if len(found) == 3:
         return _measure_from_three(found)
     centres = np.float32([marker_centre(found[i]) for i in range(4)])
@@ -124,8 +124,9 @@ def _measure_from_three(found: dict[int, np.ndarray]) -> tuple[float, float]:
 def calibrate_markers(frame: np.ndarray, focal: float | None = None) -> Calibration:
     """The table from its markers alone: their rectangle's size measured, the camera from their
     corners (the dice need no more; the cups are learnt when a 21 Exact game is set up)."""
-    width, depth = measure_table(frame)
-    return replace(calibrate(frame, Layout(table_w=width, table_h=depth), focal), layout_given=False)
+    found = table_markers(frame, least=3)
+    width, depth = measure_table(frame, found)
+    return replace(calibrate(frame, Layout(table_w=width, table_h=depth), focal, found), layout_given=False)
 
 
 def _flat(width: float, depth: float, rim: float) -> Layout:

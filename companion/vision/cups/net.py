@@ -181,13 +181,11 @@ def finder() -> CupFinder:
 def read_photo(frame: np.ndarray, focal: float | None = None):
     """A photo of a table nobody described: its size from the markers, the camera from their
     corners, and every cup, turned cup and ball the network finds: (Reading, Calibration)."""
-    from companion.vision.calibrate import calibrate
-    from companion.vision.cups.discover import measure_table
-    from companion.vision.layout import Layout
+    from companion.vision.cups.discover import calibrate_markers
 
     t0 = time.perf_counter()
-    width, depth = measure_table(frame)
-    cal = calibrate(frame, Layout(table_w=width, table_h=depth), focal)
+    cal = calibrate_markers(frame, focal)
+    width, depth = cal.layout.table_w, cal.layout.table_h
     found = finder().find(frame, cal.homography, width, depth)
     eye = (-cal.R.T @ cal.tvec).ravel()
     out = reading(found, eye, width)
@@ -215,6 +213,11 @@ class NetCupReader(CupReader):
     """A learnt table's cups read by the network, slot by slot; the colour labels of the
     table's plane (:class:`CupReader`) still say whether a place shows bare table or
     something unexplained (a hand) for :meth:`CupReader.clean`."""
+
+    # seconds between the frames a live watch gives it: the network costs ~25 ms a frame here
+    # (100-250 on a Pi 4 core), and the watch judges a cup gone or a ball resting over half a
+    # second, which five looks a second still see three times
+    every_s = 0.2
 
     def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
              turned: bool = True, search_all: bool = True) -> Reading:

@@ -35,6 +35,7 @@ with their game, a log put aside or rewritten, a history that cannot be read) is
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import fcntl
 import itertools
@@ -491,8 +492,10 @@ class Table:
     # -- reading
     def state(self) -> dict[str, Any]:
         """The current game as ``companion replay`` prints it, plus the game id, the number of
-        events, the legal actions, the pending proposals and the alerts every page shows.
-        ``{"game": None}`` before any."""
+        events, the legal actions, the pending proposals and the alerts every page shows; once
+        the game is finished, ``new_game``: the event that started it (without when and from
+        where), so a page can start the same game again in one tap. ``{"game": None}`` before
+        any."""
         with self._lock:
             if self.game is None:
                 return {"game": None, "game_id": None, "rev": None, "version": self.version, "pending": [],
@@ -504,7 +507,8 @@ class Table:
                     "version": self.version,
                     "legal": self.game.public_legal_actions(),
                     "pending": [p.as_dict() for p in self._pending.values()],
-                    "alerts": [dict(a) for a in self.alerts]}
+                    "alerts": [dict(a) for a in self.alerts],
+                    **({"new_game": copy.deepcopy(_plain(self.game.events[0]))} if view["finished"] else {})}
 
     def history(self) -> list[dict[str, Any]]:
         """The accepted events of the current game, in order, undone ones left out."""

@@ -35,6 +35,11 @@
   };
 
   C.gameName = (g) => C.t["game_" + g] || g;
+  // A Stack 21 team by its members ("Ann + Cy"): its key "Ann+Cy" is one unbreakable word.
+  C.unitName = (state, unit) => {
+    const teams = state.detail && state.detail.teams;
+    return teams && teams[unit] ? teams[unit].join(" + ") : unit;
+  };
   C.names = (list) => (list || []).join(", ");
 
   let toastTimer = null;
@@ -171,8 +176,11 @@
     if (!state.game) return box;
     if (state.finished) {
       const w = state.winners || [];
-      box.appendChild(C.el("div", {class: "win"}, w.length > 1 ? C.tr("winners", {names: C.names(w)})
-        : w.length ? C.tr("winner", {name: w[0]}) : C.tr("finished")));
+      const names = w.map((u) => C.unitName(state, u));
+      const text = names.length > 1 ? C.tr("winners", {names: C.names(names)})
+        : names.length ? C.tr("winner", {name: names[0]}) : C.tr("finished");
+      // a 40-letter name is cut with an ellipsis, never split: the whole line is in the title
+      box.appendChild(C.el("div", {class: "win nm", title: text}, text));
     } else if ((state.to_act || []).length) {
       const act = C.el("div", {class: "act"});
       act.innerHTML = "";
@@ -181,6 +189,82 @@
       box.appendChild(act);
     }
     return box;
+  };
+
+  // -- a finished game: final standings, Rematch, New game (scoreboard and controller) --------
+
+  // A name that wraps only between words; a single word wider than the line ends in "…", and
+  // the full name is in the title.
+  const nameEl = (tag, name, cls) => C.el(tag, {class: "nm" + (cls ? " " + cls : ""), title: name}, name);
+
+  // Who plays for a 21 Exact side (a Stack 21 team is named by its members already).
+  function sidePlayers(state, unit) {
+    const sides = (state.detail || {}).sides;
+    return sides && sides[unit] ? sides[unit].players || [] : [];
+  }
+
+  // Every player (side, team) once: the winners first, then by score (every game's score is
+  // "more is better"), ties in seat order and sharing a place.
+  C.ranking = function (state) {
+    const scores = state.scores || {}, winners = state.winners || [];
+    const rows = (state.players || []).map((unit, seat) => ({unit, seat, won: winners.includes(unit),
+      score: typeof scores[unit] === "number" ? scores[unit] : null}));
+    const key = (r) => r.score === null ? -Infinity : r.score;
+    rows.sort((a, b) => (b.won - a.won) || (key(b) - key(a)) || (a.seat - b.seat));
+    rows.forEach((r, i) => {
+      const before = rows[i - 1];
+      r.place = before && before.won === r.won && key(before) === key(r) ? before.place : i + 1;
+    });
+    return rows;
+  };
+
+  C.standings = function (state) {
+    const list = C.el("ol", {class: "ranks"});
+    for (const r of C.ranking(state)) {
+      const players = sidePlayers(state, r.unit);
+      const who = C.el("div", {class: "rank-who"},
+        nameEl("div", C.unitName(state, r.unit), "unit"),
+        players.length ? C.el("div", {class: "rank-members"}, players.map((p) => nameEl("span", p))) : null,
+        r.won ? C.el("div", {class: "rank-tag"}, C.tr("standing_winner")) : null);
+      const points = r.score === null ? "–"
+        : C.tr(state.game === "exactly" ? "standing_trophies" : "standing_points", {n: r.score});
+      list.appendChild(C.el("li", {class: "rank" + (r.won ? " won" : ""), "data-unit": r.unit, "data-place": r.place},
+        C.el("span", {class: "place"}, r.place), who,
+        C.el("span", {class: "pts", "data-points": r.score === null ? "" : r.score}, points)));
+    }
+    return list;
+  };
+
+  // One tap: the finished game's own new_game (same game, players or sides, house rules, sheets)
+  // sent again as set-up sends it. The rev of the finished game goes with it, so a second tap or
+  // a second phone's Rematch is STALE, not a third game.
+  C.rematch = async function (state) {
+    const start = () => C.api("POST", "/api/games", Object.assign({}, state.new_game, {source: "phone"}));
+    let r = await start();
+    if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN") && !C.onPinNeeded) {
+      const pin = window.prompt(C.tr("pin_enter"));  // the scoreboard has no PIN form of its own
+      if (pin) { C.storePin(pin.trim()); r = await start(); }
+    }
+    if (r.ok) { C.clearError(); C.toast(C.tr("rematch_started"), true); if (C.render) C.render(r.data, true); }
+    else C.toast(C.tr("error") + ": " + C.refusal(r.data));
+    return r;
+  };
+
+  // The card under the headline once a game is finished; hidden while one is played.
+  C.showFinal = function (state, box) {
+    if (!box) return;
+    box.hidden = !(state.game && state.finished);
+    if (box.hidden) { box.replaceChildren(); return; }
+    let busy = false;
+    const again = state.new_game ? C.el("button", {type: "button", class: "primary rematch", onclick: async () => {
+      if (busy) return;
+      busy = true;
+      try { await C.rematch(state); } finally { busy = false; }
+    }}, "↻ " + C.tr("rematch")) : null;
+    box.replaceChildren(C.el("div", {class: "card"},
+      C.el("h2", {}, C.tr("standings")), C.standings(state),
+      C.el("div", {class: "final-actions"}, again,
+        C.el("a", {class: "button newgame", href: "/setup"}, "+ " + C.tr("new_game")))));
   };
 
   C.describe = function (event) {  // a short human line for an event (pending proposals, buttons)
@@ -205,5 +289,8 @@
       root.replaceChildren();
       C.scoreboards.generic(state, root);
     }
+    // "what just happened" may hold a name too long for a phone's line: cut with "…" (app.css),
+    // the whole sentence in the title
+    for (const line of root.querySelectorAll(".last")) if (!line.title) line.title = line.textContent;
   };
 })();

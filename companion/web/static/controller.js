@@ -7,6 +7,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const status = document.getElementById("status");
   const pending = document.getElementById("pending");
   const mini = document.getElementById("mini");
+  const final = document.getElementById("final");
 
   async function enter(pin) {
     const r = await C.api("POST", "/api/login", {pin});
@@ -28,6 +29,7 @@ document.addEventListener("DOMContentLoaded", () => {
 
   C.connect((state) => {
     status.replaceChildren(C.statusLine(state));
+    C.showFinal(state, final);
     const list = state.pending || [];
     pending.hidden = !list.length;
     pending.replaceChildren(...list.map((p) => el("div", {class: "p", "data-proposal": p.id},

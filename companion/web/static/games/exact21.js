@@ -23,8 +23,8 @@
     const onTurn = !state.finished && (state.to_act || []).includes(name);
     const won = (state.winners || []).includes(name);
     const card = el("div", {class: "side" + (onTurn ? " on-turn" : "") + (won ? " won" : ""), "data-side": name},
-      el("h2", {}, el("span", {}, name), el("span", {class: "big-num score", "data-score": name}, d.total)),
-      el("div", {class: "players"}, (d.players || []).join(" · ")));
+      el("h2", {}, el("span", {class: "nm", title: name}, name), el("span", {class: "big-num score", "data-score": name}, d.total)),
+      el("div", {class: "players", title: (d.players || []).join(" · ")}, (d.players || []).join(" · ")));
     if (!d.values) {
       card.appendChild(el("div", {class: "need"}, tr("dice_not_set")));
       return card;

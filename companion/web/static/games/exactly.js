@@ -90,7 +90,7 @@
       grid.appendChild(el("div", {class: "stack" + (onTurn ? " on-turn" : "") + (isCenter ? " center" : "")
         + (s.total === 100 ? " at100" : "") + (!isCenter && s.total > 150 ? " closed" : "")
         + ((state.winners || []).includes(p) ? " won" : ""), "data-stack": p},
-        el("div", {class: "name"}, stackName(p)),
+        el("div", {class: "name", title: stackName(p)}, stackName(p)),
         el("div", {class: "cents"}, cents(s.total)),
         !isCenter && s.total > 150 ? el("div", {class: "x-closed"}, tr("x_over")) : null,
         coins(s),

@@ -10,7 +10,7 @@
       const score = (state.scores || {})[p];
       grid.appendChild(el("div", {class: "player" + ((state.to_act || []).includes(p) ? " on-turn" : "")
         + ((state.winners || []).includes(p) ? " won" : "")},
-        el("div", {class: "name"}, p),
+        el("div", {class: "name", title: p}, p),
         el("div", {class: "big-num"}, score === undefined ? "–" : score)));
     }
     root.appendChild(grid);

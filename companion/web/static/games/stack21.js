@@ -38,7 +38,7 @@
       const members = d.teams && d.teams[u];
       grid.appendChild(el("div", {class: "player" + ((state.to_act || []).includes(u) && !state.finished ? " on-turn" : "")
         + ((state.winners || []).includes(u) ? " won" : ""), "data-unit": u},
-        el("div", {class: "name"}, members ? members.join(" + ") : u),
+        el("div", {class: "name", title: members ? members.join(" + ") : u}, members ? members.join(" + ") : u),
         el("div", {class: "big-num", "data-score": u}, (state.scores || {})[u] ?? 0),
         el("div", {class: "dim"}, tr("s21_of_target", {n: d.target}))));
     }
@@ -89,7 +89,7 @@
     for (const [player, list] of Object.entries(stacks)) {
       const onTurn = !state.finished && d.phase !== "deal" && d.to_act_player === player;
       const card = el("div", {class: "stack s21-player" + (onTurn ? " on-turn" : ""), "data-player": player},
-        el("div", {class: "name"}, player, d.teams ? el("span", {class: "dim"}, " · " + unitOf(d, player)) : null,
+        el("div", {class: "name", title: player}, player, d.teams ? el("span", {class: "dim"}, " · " + C.unitName(state, unitOf(d, player))) : null,
           (d.combined || []).includes(player) && !points ? el("span", {class: "dim"}, " · " + tr("s21_combined")) : null,
           points ? el("span", {class: "pts", "data-points": player}, "+" + (points[player] ?? 0)) : null));
       for (const s of list) card.appendChild(stackRow(s));
@@ -104,7 +104,7 @@
     if (!rounds.length) return null;
     const units = state.players;
     const table = el("table", {class: "s21-history"},
-      el("tr", {}, el("th", {}, "#"), ...units.map((u) => el("th", {}, u))));
+      el("tr", {}, el("th", {}, "#"), ...units.map((u) => el("th", {title: C.unitName(state, u)}, C.unitName(state, u)))));
     for (const r of rounds) {
       const pts = r.team_points || r.points || {};
       table.appendChild(el("tr", {"data-round": r.round}, el("td", {}, r.round + (r.void ? " ∅" : "")),

@@ -93,7 +93,7 @@
       const card = el("div", {class: "player" + (waiting ? " on-turn" : "")
         + ((state.winners || []).includes(p) ? " won" : ""), "data-player": p},
         el("div", {class: "t21-name"},
-          el("span", {class: "name"}, p),
+          el("span", {class: "name", title: p}, p),
           p === d.roller && !state.finished ? el("span", {class: "roller-tag"}, tr("t21_roller")) : null,
           el("span", {class: "dim"}, sheet && sheet.sheet ? tr("sheet_for") + " " + sheet.sheet
             + (sheet.provisional ? "*" : "") : ""),

@@ -200,6 +200,7 @@ def run_sequence(path: Path, fps: float = 15.0) -> dict[str, Any]:
             # what the watch decided silently (a cup turned, a cup taken out after its ball)
             watch_log = _plain(getattr(watch, "log", []))
             watch_status = getattr(watch, "status", None)
+            read_ms = list(getattr(watch, "frame_ms", []))[1:]   # the frames it read (the first starts it)
         finally:
             table.close()
     expected = expected_throw(seq)
@@ -211,7 +212,7 @@ def run_sequence(path: Path, fps: float = 15.0) -> dict[str, Any]:
             (setup_alert["message"] if setup_alert else setup_status),
             "proposed": proposed, "watch_status": watch_status, "watch_log": watch_log,
             "right": right, "missed": int(expected is not None) - right, "false": len(proposed) - right,
-            "first_frame_ms": ms[0],
+            "first_frame_ms": ms[0], "read_ms": read_ms,
             # a frame that watches the cups costs the network; one that waits for them hardly anything
             "ms": [m for m, w in zip(ms, watching, strict=True) if w],
             "ms_waiting": [m for m, w in zip(ms[1:], watching[1:], strict=True) if w is False],
@@ -233,6 +234,7 @@ def summarise_sequences(folders: list[str], runs: list[dict[str, Any]]) -> dict[
             per_factor[key][value].update(counts)
     ms = [m for r in runs for m in r["ms"]]
     waiting = [m for r in runs for m in r["ms_waiting"]]
+    read = [m for r in runs for m in r["read_ms"]]
     return {
         "machine": machine(), "folders": folders,
         **{k: tally[k] for k in ("sequences", "sequences_right", "cups_learnt", "throws_expected",
@@ -241,6 +243,9 @@ def summarise_sequences(folders: list[str], runs: list[dict[str, Any]]) -> dict[
         "ms_per_frame_p95": round(float(np.percentile(ms, 95)), 1) if ms else None,
         "ms_per_frame_mean": round(statistics.fmean(ms), 1) if ms else None,   # the CPU a camera's frame takes
         "frames_watching": len(ms),
+        # the watch reads a frame now and then (the network's every_s): what one of those costs
+        "ms_per_frame_read_median": round(statistics.median(read), 1) if read else None,
+        "frames_read": len(read),
         "ms_per_frame_waiting_median": round(statistics.median(waiting), 1) if waiting else None,
         "first_frame_ms_median": round(statistics.median(r["first_frame_ms"] for r in runs), 1) if runs else None,
         "frame": "as rendered ({}), one core (cv2.setNumThreads(1)); ms per frame: frames watching learnt cups; "

@@ -27,6 +27,16 @@ DEFAULTS: dict[str, Any] = {
         "fps": 15,              # the camera's rate and the live loop's cap: CPU for the rest of the Pi
         "render_seed": 10,      # source = "render": which scripted game the rendered table plays
         "render_speed": 1.0,    # ... and how fast
+        # Left automatic, exposure and white balance drift as players lean over the table, under
+        # the dice colour profiles and the cup hues learnt at the start: measured for
+        # lock_after_s, then held (docs/pi.md "Exposure, white balance and focus").
+        "exposure_us": "auto",  # or a fixed exposure in microseconds (at most one frame: 66666 at 15 fps)
+        "gain": "auto",         # or a fixed gain (Pi camera: analogue gain, 1.0 up; USB: the camera's units)
+        "white_balance": "auto",  # or [red, blue] gains (Pi camera), or a colour temperature in kelvin (USB)
+        "focus": "auto",        # or a lens position in dioptres, 1 / metres (Camera Module 3; USB: its units)
+        "hflip": False,         # mirror left-right (a camera mounted facing the other way)
+        "vflip": False,         # upside down
+        "lock_after_s": 5.0,    # the automatic values measured this long after the camera opens, then held; 0: never held
     },
     "calibration": {
         "table": "",            # table calibration file; empty = <data dir>/table.json
@@ -57,6 +67,7 @@ RANGES: dict[str, tuple[float, float | None, str]] = {
     "camera.fps": (1, 120, "frames per second"),
     "camera.width": (32, 10000, "a frame width in pixels"),
     "camera.height": (32, 10000, "a frame height in pixels"),
+    "camera.lock_after_s": (0, 3600, "a time in seconds (0: never lock)"),
     "panel.button_pin": (0, 27, "a GPIO number (BCM) of the 40-pin header"),
     "panel.buzzer_pin": (0, 27, "a GPIO number (BCM) of the 40-pin header"),
 }
@@ -64,6 +75,60 @@ RANGES: dict[str, tuple[float, float | None, str]] = {
 
 class ConfigError(ValueError):
     pass
+
+
+def _auto_or_number(what: str, low: float, high: float, whole: bool = False) -> Callable[[Any], Any]:
+    """A check for a key that is "auto" or a number from ``low`` to ``high``."""
+    def check(value: Any) -> Any:
+        if value == "auto":
+            return value
+        if _is_number(value) and low <= value <= high and (not whole or float(value).is_integer()):
+            return int(value) if whole else float(value)
+        raise ValueError(f'must be "auto" or {what} from {_num(low)} to {_num(high)}, not {value!r}')
+    return check
+
+
+def _white_balance(value: Any) -> Any:
+    if value == "auto":
+        return value
+    if (isinstance(value, list) and len(value) == 2 and all(_is_number(v) and 0 < v <= 32 for v in value)):
+        return [float(v) for v in value]
+    if _is_number(value) and 1000 <= value <= 15000:
+        return int(value)
+    raise ValueError('must be "auto", [red, blue] gains from 0 to 32 (the Pi camera, e.g. [1.8, 1.5]) '
+                     f"or a colour temperature in kelvin from 1000 to 15000 (a USB camera, e.g. 4500), not {value!r}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+# Keys that take "auto" or a value of another type than their default's: the check returns the
+# value to keep, or raises ValueError with "must be …".
+CHOICES: dict[str, Callable[[Any], Any]] = {
+    "camera.exposure_us": _auto_or_number("an exposure time in microseconds", 1, 10_000_000, whole=True),
+    "camera.gain": _auto_or_number("a gain", 0, 1000),
+    "camera.white_balance": _white_balance,
+    "camera.focus": _auto_or_number("a lens position (dioptres on the Pi camera)", 0, 1000),
+}
+
+
+def _check_camera(config: dict[str, Any], where: str) -> None:
+    """What one [camera] key cannot say alone: an exposure longer than a frame (the camera would
+    slow down to fit it), white balance given the other camera's way."""
+    cam = config["camera"]
+    source = str(cam["source"]).strip()
+    frame_us = 1_000_000 // cam["fps"]
+    if cam["exposure_us"] != "auto" and cam["exposure_us"] > frame_us:
+        raise ConfigError(f"{where}: 'camera.exposure_us' {cam['exposure_us']} is longer than a frame at "
+                          f"{cam['fps']} fps ({frame_us} µs): the camera would slow down to fit it")
+    wb = cam["white_balance"]
+    if source == "picamera2" and isinstance(wb, int):
+        raise ConfigError(f"{where}: 'camera.white_balance' of the Pi camera is [red, blue] gains "
+                          f"(e.g. [1.8, 1.5]), not a colour temperature ({wb})")
+    if source.startswith("usb:") and isinstance(wb, list):
+        raise ConfigError(f"{where}: 'camera.white_balance' of a USB camera is a colour temperature in "
+                          f"kelvin (e.g. 4500), not [red, blue] gains")
 
 
 def check_range(name: str, value: float) -> str | None:
@@ -99,6 +164,7 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
         _merge(config, data, str(path))
     if overrides:
         _merge(config, overrides, "overrides")
+    _check_camera(config, str(path) if path is not None else "configuration")
     if not config["server"]["pin"]:
         config["server"]["pin"] = os.environ.get("COMPANION_PIN", "")
     return config
@@ -130,6 +196,11 @@ def _merge(into: dict[str, Any], data: dict[str, Any], where: str, prefix: str =
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: '{name}' must be a table")
             _merge(into[key], value, where, name + ".")
+        elif name in CHOICES:
+            try:
+                into[key] = CHOICES[name](value)
+            except ValueError as err:
+                raise ConfigError(f"{where}: '{name}' {err}") from None
         else:
             want = type(into[key])
             if want is float and isinstance(value, int) and not isinstance(value, bool):

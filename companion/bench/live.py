@@ -11,6 +11,14 @@ the time its state arrived on that stream minus the wall time of the frame in wh
 left (made cups) or the ball landed (a ball resting in a cup that stays: overshoot, silver).
 Memory is this whole process's resident set (peak and at the end): camera loop, vision, table
 and web server together.
+
+CPU: the camera loop's CPU time per frame (the loop thread's, ``time.thread_time``: the part of
+the process's CPU time that is the loop's, OpenCV held to that one thread), the camera's read
+left out (here it is drawing the rendered table, which a Pi's camera does not cost), split by
+phase: ``throws`` (the cup watch only), ``dice`` (the game waits for dice: the dice reader runs)
+and ``calibrating``. Medians per frame, that times the configured fps as a share of one core,
+and the CPU per second of play as measured (at the rate the loop reached here); a Pi 4 estimate
+beside them from a ratio (:data:`PI4_RATIO`), not a measurement.
 """
 
 from __future__ import annotations
@@ -26,6 +34,84 @@ import urllib.request
 from typing import Any
 
 from companion.bench import machine, memory_mb
+
+# A Pi 4's Cortex-A72 core takes 4 to 10 times as long as one core of this machine: the range of
+# published single-core benchmark ratios (issue 25). An estimate; nothing here ran on a Pi.
+PI4_RATIO = (4.0, 10.0)
+# issue 25's targets at 15 fps, in % of one core of this machine
+TARGETS_PCT = {"throws": 10.0, "dice": 25.0}
+
+
+class LoopCpu:
+    """The live loop's CPU time per frame by phase: installed on a running service's
+    :class:`~companion.live.loop.Live` (its ``step`` and its camera's ``read`` wrapped on the
+    instance), measured in the loop thread."""
+
+    def __init__(self, live: Any, clock: Any = time.thread_time):
+        self.live = live
+        self.clock = clock
+        self.frames: list[tuple[float, str, float]] = []  # (wall time, phase, CPU seconds)
+        self._read_cpu = 0.0
+        step, camera = live.step, live.camera
+        read = camera.read
+
+        def timed_read() -> Any:
+            start = self.clock()
+            try:
+                return read()
+            finally:
+                self._read_cpu += self.clock() - start
+
+        def timed_step() -> bool:
+            start = self.clock()
+            self._read_cpu = 0.0
+            phase = self.phase()
+            got = step()
+            if got:
+                self.frames.append((time.monotonic(), phase, self.clock() - start - self._read_cpu))
+            return got
+
+        camera.read = timed_read
+        live.step = timed_step
+
+    def phase(self) -> str:
+        """What the frame about to be read is for (what the vision will do with it)."""
+        vision = self.live.processors[0] if self.live.processors else None
+        if vision is None or getattr(vision, "cal", None) is None or vision.dice is None:
+            return "calibrating"
+        state = vision.state()
+        if vision.dice.wanted(state):
+            return "dice"
+        return "finished" if state.get("finished") else "throws"
+
+    def summary(self, fps: float) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for phase in ("throws", "dice", "calibrating"):
+            cpu = [c for _, p, c in self.frames if p == phase]
+            if not cpu:
+                out[phase] = {"frames": 0}
+                continue
+            ordered = sorted(cpu)
+            median_ms = statistics.median(ordered) * 1000
+            at_fps = median_ms * fps / 10  # ms per frame x frames per s / 1000 ms x 100 %
+            out[phase] = {
+                "frames": len(cpu), "median_ms": round(median_ms, 2),
+                "p95_ms": round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000, 2),
+                "core_pct_at_fps": round(at_fps, 1),
+                "measured_core_pct": self._per_second(phase),
+                "pi4_core_pct": [round(at_fps * r, 1) for r in PI4_RATIO],
+            }
+        return out
+
+    def _per_second(self, phase: str) -> float | None:
+        """The median over the whole seconds of play spent in ``phase`` of the loop's CPU
+        seconds in that second, in % of one core (at the rate the loop reached)."""
+        seconds: dict[int, list[tuple[str, float]]] = {}
+        for t, p, c in self.frames:
+            seconds.setdefault(int(t), []).append((p, c))
+        inside = sorted(seconds)[1:-1]  # the first and last seconds are partly outside the run
+        whole = [sum(c for _, c in seconds[s]) for s in inside if all(p == phase for p, _ in seconds[s])]
+        return round(statistics.median(whole) * 100, 1) if whole else None
 
 
 def _stream(url: str, arrivals: dict[int, float], stop: threading.Event) -> None:
@@ -74,6 +160,8 @@ def measure(seed: int, speed: float, auto_seconds: float, data_dir: str) -> dict
     reader = threading.Thread(target=_stream, args=(server.url + "/api/stream", arrivals, stop), daemon=True)
     reader.start()
     time.sleep(0.5)  # the phone is connected before the game starts
+    cpu = LoopCpu(service.live)
+    process_cpu, process_wall = time.process_time(), time.monotonic()
     service.start()
     rendered = service.rendered
     assert rendered is not None
@@ -81,6 +169,7 @@ def measure(seed: int, speed: float, auto_seconds: float, data_dir: str) -> dict
     while time.monotonic() < limit and not service.table.state().get("finished"):
         time.sleep(0.2)
     time.sleep(0.5)
+    process_pct = (time.process_time() - process_cpu) / (time.monotonic() - process_wall) * 100
     health = service.live.health()
     now_mb, peak_mb = memory_mb()
     stop.set()
@@ -123,7 +212,16 @@ def measure(seed: int, speed: float, auto_seconds: float, data_dir: str) -> dict
         "cup_left_to_scoreboard": summary(delays), "ball_landed_to_scoreboard": summary(from_landing),
         "fps": health.get("fps"), "stages": health.get("stages"),
         "rss_mb": round(now_mb, 1), "peak_rss_mb": round(peak_mb, 1),
+        "cpu": {"fps": float(config["camera"]["fps"]), "phases": cpu.summary(float(config["camera"]["fps"])),
+                "process_core_pct": round(process_pct, 1), "opencv_threads": _opencv_threads(),
+                "pi4_ratio": list(PI4_RATIO), "targets_pct": TARGETS_PCT},
     }
+
+
+def _opencv_threads() -> int:
+    import cv2
+
+    return int(cv2.getNumThreads())
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -156,6 +254,33 @@ def run(args: argparse.Namespace) -> int:
         f"{k} {v.get('median_ms')}/{v.get('p95_ms')}" for k, v in stages.items())))
     print(f"memory of the whole service (camera loop, vision, table, web): RSS {report['rss_mb']} MB, "
           f"peak {report['peak_rss_mb']} MB")
+    print_cpu(report["cpu"])
     for m in report["missed"]:
         print(f"  missed: {m}")
     return 0
+
+
+def print_cpu(cpu: dict[str, Any]) -> None:
+    fps, low, high = cpu["fps"], *cpu["pi4_ratio"]
+    print(f"CPU of the live loop (its thread's CPU time, the camera's read left out; OpenCV on "
+          f"{cpu['opencv_threads']} thread(s)), at the configured {fps:g} fps:")
+    for phase, label in (("throws", "throws (cup watch only)"), ("dice", "dice read")):
+        p = cpu["phases"][phase]
+        if not p["frames"]:
+            print(f"  {label}: no frames")
+            continue
+        target = cpu["targets_pct"].get(phase)
+        verdict = "" if target is None else (f"; target <= {target:g} %: "
+                                             + ("met" if p["core_pct_at_fps"] <= target else "NOT met"))
+        measured = p["measured_core_pct"]
+        print(f"  {label}: {p['frames']} frames, median {p['median_ms']} ms/frame (p95 {p['p95_ms']}) = "
+              f"{p['core_pct_at_fps']} % of one core here at {fps:g} fps{verdict}; measured per second of play: "
+              f"{'-' if measured is None else f'{measured} %'}; Pi 4 estimate {p['pi4_core_pct'][0]}-"
+              f"{p['pi4_core_pct'][1]} % of one core")
+    cal = cpu["phases"]["calibrating"]
+    if cal["frames"]:  # once, at the start: no share of a core per second to give
+        print(f"  calibrating (once, at the start): {cal['frames']} frame(s), median {cal['median_ms']} ms/frame")
+    print(f"  Pi 4 figures are an estimate: {low:g}-{high:g}x this machine's per-core time, the range of "
+          "published single-core benchmark ratios (Cortex-A72 at 1.5-1.8 GHz); not measured on a Pi")
+    print(f"  whole process meanwhile (rendering the table, simulated players, web server included): "
+          f"{cpu['process_core_pct']} % of one core")

@@ -19,6 +19,11 @@ a folder of images            :class:`ImageFolderSource` (sorted, looped, paced)
 ``None``, empty or corrupt frames (wrong shape or dtype), or vanishes is closed and opened again
 with exponential back-off. Its :meth:`~ResilientCamera.read` never raises; its
 :meth:`~ResilientCamera.health` says what is going on, for the health page.
+
+:class:`CameraSettings` (``[camera]`` exposure, gain, white balance, focus, flips) is what the
+Pi camera and USB cameras are told at each open. What is left automatic is measured for
+``lock_after_s`` and then held (:class:`AutoLock`), so the picture stops drifting while players
+lean in; :meth:`ResilientCamera.remeasure` lets it measure again.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +76,76 @@ class Source:
         return self.name
 
 
+@dataclass(frozen=True)
+class CameraSettings:
+    """``[camera]`` exposure_us, gain, white_balance, focus, hflip, vflip and lock_after_s, checked
+    by :mod:`companion.config`; None is "auto". ``white_balance`` is (red, blue) gains (the Pi
+    camera) or kelvin (a USB camera); ``focus`` dioptres on the Pi camera, the camera's own
+    units on a USB one. ``lock_after_s`` 0 never holds the automatic values."""
+
+    exposure_us: int | None = None
+    gain: float | None = None
+    white_balance: tuple[float, float] | int | None = None
+    focus: float | None = None
+    hflip: bool = False
+    vflip: bool = False
+    lock_after_s: float = 5.0
+
+    @classmethod
+    def from_config(cls, cam: Mapping[str, Any]) -> CameraSettings:
+        def value(key: str) -> Any:
+            got = cam.get(key, "auto")
+            return None if got == "auto" else got
+
+        wb = value("white_balance")
+        return cls(exposure_us=value("exposure_us"), gain=value("gain"),
+                   white_balance=tuple(wb) if isinstance(wb, list | tuple) else wb,
+                   focus=value("focus"), hflip=bool(cam.get("hflip", False)), vflip=bool(cam.get("vflip", False)),
+                   lock_after_s=float(cam.get("lock_after_s", 5.0)))
+
+    @property
+    def all_fixed(self) -> bool:
+        return None not in (self.exposure_us, self.gain, self.white_balance, self.focus)
+
+
+class AutoLock:
+    """When the automatic values are to be held: ``after_s`` after :meth:`start` (the camera
+    opened, or a re-measure began), once. :meth:`remeasure` may be called from any thread (the
+    service's signal handler); the camera acts on it in its own next :meth:`due`."""
+
+    def __init__(self, after_s: float, clock: Callable[[], float] = time.monotonic):
+        self.after_s = after_s
+        self.clock = clock
+        self.state = "auto"  # measuring | locked | auto (never locks) | failed
+        self.since = 0.0
+        self._again = threading.Event()
+
+    def start(self) -> None:
+        self.since = self.clock()
+        self.state = "measuring" if self.after_s > 0 else "auto"
+
+    def remeasure(self) -> None:
+        self._again.set()
+
+    def due(self) -> str | None:
+        """"remeasure" (go back to automatic and start again), "lock" (hold the values now), or None."""
+        if self._again.is_set():
+            self._again.clear()
+            return "remeasure"
+        if self.state == "measuring" and self.clock() - self.since >= self.after_s:
+            return "lock"
+        return None
+
+    def describe(self, held: str) -> str:
+        if self.state == "measuring":
+            return f"measuring (held in {max(0.0, self.after_s - (self.clock() - self.since)):.0f} s)"
+        if self.state == "locked":
+            return f"held: {held}"
+        if self.state == "failed":
+            return f"automatic: {held}"
+        return "automatic (lock_after_s = 0)"
+
+
 class Picamera2Source(Source):
     """The Raspberry Pi camera through picamera2 (Raspberry Pi OS's ``python3-picamera2``; it
     cannot be installed elsewhere, so it is imported only when opened). ``RGB888`` in picamera2
@@ -78,7 +154,8 @@ class Picamera2Source(Source):
     name = "picamera2"
 
     def __init__(self, width: int = 1280, height: int = 720, fps: int = 30, camera_num: int = 0,
-                 frame_timeout: float | None = None):
+                 frame_timeout: float | None = None, settings: CameraSettings | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.size = (int(width), int(height))
         self.fps = fps
         self.camera_num = camera_num
@@ -86,6 +163,11 @@ class Picamera2Source(Source):
         # loose (libcamera: "Dequeue timer … has expired") never delivers one, and the loop would
         # wait for ever while the health page still said "ok". Ten frame times, at least 2 s.
         self.frame_timeout = frame_timeout if frame_timeout is not None else max(2.0, 10.0 / max(1, fps))
+        self.settings = settings  # None: the camera's own defaults, nothing sent
+        self.lock = AutoLock(settings.lock_after_s if settings and not settings.all_fixed else 0.0, clock)
+        self.held: dict[str, Any] = {}
+        self._enums: Any = None  # libcamera.controls, for AfModeEnum
+        self._refused: set[str] = set()
         self._cam: Any = None
 
     def open(self) -> None:
@@ -112,14 +194,22 @@ class Picamera2Source(Source):
             raise CameraError(f"Pi camera {self.camera_num} cannot be opened ({err}): is another "
                               "program (rpicam-still, a second companion) using it?") from err
         try:
+            extra: dict[str, Any] = {}
+            if self.settings is not None and (self.settings.hflip or self.settings.vflip):
+                from libcamera import Transform  # beside picamera2 on Raspberry Pi OS
+
+                extra["transform"] = Transform(hflip=int(self.settings.hflip), vflip=int(self.settings.vflip))
             config = cam.create_video_configuration(main={"size": self.size, "format": "RGB888"},
-                                                    controls={"FrameRate": float(self.fps)})
+                                                    controls={"FrameRate": float(self.fps)}, **extra)
             cam.configure(config)
             cam.start()
         except Exception as err:
             cam.close()
             raise CameraError(f"Pi camera would not start: {err}") from err
         self._cam = cam
+        if self.settings is not None:
+            self._set(self._start_controls())
+            self.lock.start()
 
     def _not_detected(self) -> str:
         return (f"no Pi camera {self.camera_num} detected (check the ribbon cable; the Pi looks for "
@@ -129,11 +219,18 @@ class Picamera2Source(Source):
     def read(self) -> Frame | None:
         if self._cam is None:
             raise CameraError("Pi camera not open")
+        frame = self._capture(lambda signal: self._cam.capture_array("main", signal_function=signal))
+        if self.settings is not None:
+            self._controls_due()
+        return frame
+
+    def _capture(self, start: Callable[[Callable[[Any], None]], Any]) -> Any:
+        """One asynchronous capture (frame or metadata), waited for at most ``frame_timeout``."""
         done = threading.Event()
         try:
-            # the documented asynchronous form: a signal_function makes capture_array return its
-            # job at once; the frame is collected with wait(job) once the job has signalled
-            job = self._cam.capture_array("main", signal_function=lambda _job: done.set())
+            # the documented asynchronous form: a signal_function makes capture_* return its job
+            # at once; the result is collected with wait(job) once the job has signalled
+            job = start(lambda _job: done.set())
             if not done.wait(self.frame_timeout):
                 raise CameraError(f"Pi camera: no frame for {self.frame_timeout:.1f} s (is the cable seated?)")
             return self._cam.wait(job)
@@ -141,6 +238,116 @@ class Picamera2Source(Source):
             raise
         except Exception as err:
             raise CameraError(f"Pi camera capture failed: {err}") from err
+
+    # -- exposure, white balance and focus (picamera2's documented controls)
+    def remeasure(self) -> None:
+        """Measure exposure, white balance and focus again, then hold them (from any thread)."""
+        self.lock.remeasure()
+
+    def _enum(self, enum: str, name: str) -> Any:
+        if self._enums is None:
+            from libcamera import controls
+
+            self._enums = controls
+        return getattr(getattr(self._enums, enum), name)
+
+    def _af_mode(self, name: str) -> Any:
+        return self._enum("AfModeEnum", name)
+
+    def _exposure_modes(self, c: dict[str, Any], exposure_auto: bool, gain_auto: bool) -> None:
+        """libcamera 0.5 and later switch exposure and gain each with its own mode control
+        (AeEnable may be gone): sent where the camera offers them."""
+        for control, auto in (("ExposureTimeMode", exposure_auto), ("AnalogueGainMode", gain_auto)):
+            if self._has(control):
+                c[control] = self._enum(control + "Enum", "Auto" if auto else "Manual")
+
+    def _start_controls(self) -> dict[str, Any]:
+        """Fixed values as configured; the rest left to the camera's algorithms (also what a
+        re-measure sends)."""
+        s = self.settings
+        assert s is not None
+        c: dict[str, Any] = {}
+        # AeEnable stays on while either is automatic: libcamera then holds the one that is set
+        c["AeEnable"] = s.exposure_us is None or s.gain is None
+        if s.exposure_us is not None:
+            c["ExposureTime"] = int(s.exposure_us)
+        if s.gain is not None:
+            c["AnalogueGain"] = float(s.gain)
+        self._exposure_modes(c, s.exposure_us is None, s.gain is None)
+        c["AwbEnable"] = s.white_balance is None
+        if isinstance(s.white_balance, tuple):
+            c["ColourGains"] = (float(s.white_balance[0]), float(s.white_balance[1]))
+        if self._has("AfMode"):  # a Camera Module 3; other modules have a fixed-focus lens
+            if s.focus is None:
+                c["AfMode"] = self._af_mode("Continuous")
+            else:
+                c["AfMode"] = self._af_mode("Manual")
+                c["LensPosition"] = float(s.focus)
+        elif s.focus is not None:
+            log.warning("camera: focus = %s ignored: this Pi camera has a fixed-focus lens", s.focus)
+        self.held = {}
+        return c
+
+    def _controls_due(self) -> None:
+        due = self.lock.due()
+        if due == "remeasure":
+            log.info("camera: measuring exposure, white balance and focus again for %.0f s", self.lock.after_s)
+            self._set(self._start_controls())
+            self.lock.start()
+        elif due == "lock":
+            self._hold()
+
+    def _hold(self) -> None:
+        """The values the camera's algorithms reached, from the next frame's metadata, set as
+        fixed controls."""
+        s = self.settings
+        assert s is not None
+        try:
+            md = self._capture(lambda signal: self._cam.capture_metadata(signal_function=signal))
+        except CameraError as err:
+            self.lock.state = "failed"
+            self.held = {"why": f"no metadata to hold ({err})"}
+            log.warning("camera: exposure and white balance stay automatic: %s", err)
+            return
+        c: dict[str, Any] = {}
+        if s.exposure_us is None or s.gain is None:
+            exposure = s.exposure_us if s.exposure_us is not None else md.get("ExposureTime")
+            gain = s.gain if s.gain is not None else md.get("AnalogueGain")
+            if exposure is not None and gain is not None:
+                c.update(AeEnable=False, ExposureTime=int(exposure), AnalogueGain=float(gain))
+                self._exposure_modes(c, False, False)
+        if s.white_balance is None and md.get("ColourGains") is not None:
+            red, blue = md["ColourGains"]
+            c.update(AwbEnable=False, ColourGains=(float(red), float(blue)))
+        if s.focus is None and self._has("AfMode") and md.get("LensPosition") is not None:
+            c.update(AfMode=self._af_mode("Manual"), LensPosition=float(md["LensPosition"]))
+        self._set(c)
+        self.lock.state = "locked"
+        self.held = {k: v for k, v in c.items() if k in ("ExposureTime", "AnalogueGain", "ColourGains", "LensPosition")}
+        log.info("camera: held after %.0f s: %s", self.lock.after_s, _held_text(self.held))
+
+    def _has(self, control: str) -> bool:
+        return control in (getattr(self._cam, "camera_controls", None) or {})
+
+    def _set(self, controls: dict[str, Any]) -> None:
+        """set_controls with the controls this camera offers (picamera2 raises for the others)."""
+        offered = getattr(self._cam, "camera_controls", None)
+        if offered is not None:
+            refused = sorted(k for k in controls if k not in offered and k not in self._refused)
+            if refused:  # once each: a re-measure sends the same again
+                self._refused.update(refused)
+                log.warning("camera: this Pi camera does not offer %s; left as it is", ", ".join(refused))
+            controls = {k: v for k, v in controls.items() if k in offered}
+        if controls:
+            self._cam.set_controls(controls)
+
+    def controls(self) -> str:
+        """What the health page says about exposure, white balance and focus."""
+        if self.settings is None:
+            return "the camera's defaults"
+        if self.settings.all_fixed:
+            return "fixed in companion.toml"
+        return self.lock.describe(self.held.get("why") or _held_text(self.held))
 
     def close(self) -> None:
         cam, self._cam = self._cam, None
@@ -154,6 +361,24 @@ class Picamera2Source(Source):
         return f"picamera2 {self.size[0]}x{self.size[1]}@{self.fps}"
 
 
+def _held_text(held: Mapping[str, Any]) -> str:
+    parts = []
+    for key, value in held.items():
+        if key == "ExposureTime":
+            parts.append(f"exposure {value} µs")
+        elif key == "AnalogueGain":
+            parts.append(f"gain {value:.2f}")
+        elif key == "ColourGains":
+            parts.append(f"white balance {value[0]:.2f}/{value[1]:.2f}")
+        elif key == "LensPosition":
+            parts.append(f"focus {value:.2f} dioptres")
+        elif key == "why":
+            parts.append(str(value))
+        else:
+            parts.append(f"{key} {value:g}")
+    return ", ".join(parts) or "nothing to hold"
+
+
 class VideoCaptureSource(Source):
     """``cv2.VideoCapture`` on a USB device index, a stream URL or a video file. A file starts
     again at its end when ``loop`` (the default for files), else it ends (:class:`SourceEnded`)."""
@@ -161,17 +386,18 @@ class VideoCaptureSource(Source):
     name = "videocapture"
 
     def __init__(self, target: int | str, width: int | None = None, height: int | None = None,
-                 loop: bool = True):
+                 loop: bool = True, opener: Callable[[Any], Any] | None = None):
         self.target = target
         self.width, self.height = width, height
         self.is_file = isinstance(target, str) and "://" not in target
         self.loop = loop
+        self.opener = opener or cv2.VideoCapture
         self._cap: Any = None
 
     def open(self) -> None:
         if self.is_file and not Path(str(self.target)).is_file():
             raise CameraError(f"no video file at {self.target}")
-        cap = cv2.VideoCapture(self.target)
+        cap = self.opener(self.target)
         if not cap.isOpened():
             cap.release()
             raise CameraError(f"cannot open {self.describe()}")
@@ -229,14 +455,37 @@ def usb_video_nodes(sysfs: Path = Path("/sys/class/video4linux")) -> list[int] |
     return sorted(found)
 
 
+# A USB camera's automatic exposure, white balance and focus through OpenCV's V4L2 backend:
+# (what, the switch, its automatic and manual values, the value). V4L2's exposure switch is a
+# menu, 3 "aperture priority" (automatic) or 1 "manual"; the others are on/off.
+USB_CONTROLS = (
+    ("exposure", cv2.CAP_PROP_AUTO_EXPOSURE, 3, 1, cv2.CAP_PROP_EXPOSURE),
+    ("white balance", cv2.CAP_PROP_AUTO_WB, 1, 0, cv2.CAP_PROP_WB_TEMPERATURE),
+    ("focus", cv2.CAP_PROP_AUTOFOCUS, 1, 0, cv2.CAP_PROP_FOCUS),
+)
+PROP_NAMES = {getattr(cv2, n): n for n in ("CAP_PROP_AUTO_EXPOSURE", "CAP_PROP_EXPOSURE", "CAP_PROP_GAIN",
+                                           "CAP_PROP_AUTO_WB", "CAP_PROP_WB_TEMPERATURE", "CAP_PROP_AUTOFOCUS",
+                                           "CAP_PROP_FOCUS")}
+
+
 class UsbSource(VideoCaptureSource):
     """``usb:N``: the Nth USB camera (not /dev/videoN, which on a Pi 5 is the CSI receiver),
-    looked up at each open, so a webcam plugged in later is found."""
+    looked up at each open, so a webcam plugged in later is found. With ``settings`` it is
+    told its exposure, gain, white balance and focus at each open, and what is automatic is held
+    after ``lock_after_s`` as for the Pi camera: each property the camera or backend refuses
+    is said once in the log, and left as the camera has it."""
 
     def __init__(self, n: int, width: int | None = None, height: int | None = None,
-                 sysfs: Path = Path("/sys/class/video4linux")):
-        super().__init__(n, width, height)
+                 sysfs: Path = Path("/sys/class/video4linux"), settings: CameraSettings | None = None,
+                 clock: Callable[[], float] = time.monotonic, opener: Callable[[Any], Any] | None = None):
+        super().__init__(n, width, height, opener=opener)
         self.n, self.sysfs = n, sysfs
+        self.settings = settings
+        self.lock = AutoLock(settings.lock_after_s if settings and not settings.all_fixed else 0.0, clock)
+        self.held: dict[str, Any] = {}
+        self.refused: set[str] = set()
+        flips = (settings.hflip, settings.vflip) if settings else (False, False)
+        self.flip = {(True, False): 1, (False, True): 0, (True, True): -1}.get(flips)
 
     def open(self) -> None:
         nodes = usb_video_nodes(self.sysfs)
@@ -245,6 +494,92 @@ class UsbSource(VideoCaptureSource):
                 raise CameraError(f"no USB camera {self.n}: {len(nodes)} found (plugged in? lsusb lists them)")
             self.target = nodes[self.n]
         super().open()
+        if self.settings is not None:
+            self._start_controls()
+            self.lock.start()
+
+    def read(self) -> Frame | None:
+        frame = super().read()
+        if frame is not None and self.flip is not None:
+            frame = cv2.flip(frame, self.flip)
+        if self.settings is not None and self._cap is not None:
+            due = self.lock.due()
+            if due == "remeasure":
+                log.info("camera: measuring exposure, white balance and focus again for %.0f s", self.lock.after_s)
+                self._start_controls()
+                self.lock.start()
+            elif due == "lock":
+                self._hold()
+        return frame
+
+    def remeasure(self) -> None:
+        """Measure exposure, white balance and focus again, then hold them (from any thread)."""
+        self.lock.remeasure()
+
+    def _configured(self) -> dict[str, float | None]:
+        s = self.settings
+        assert s is not None
+        wb = s.white_balance
+        if isinstance(wb, tuple):
+            log.warning("camera: a USB camera's white balance is a colour temperature in kelvin, not "
+                        "[red, blue] gains: left automatic")
+            wb = None
+        # V4L2's exposure_time_absolute counts 100 µs
+        return {"exposure": None if s.exposure_us is None else s.exposure_us / 100.0,
+                "white balance": wb, "focus": s.focus}
+
+    def _start_controls(self) -> None:
+        s = self.settings
+        assert s is not None
+        fixed = self._configured()
+        for what, switch, automatic, manual, prop in USB_CONTROLS:
+            if fixed[what] is None:
+                self._prop(switch, automatic, what)
+            elif self._prop(switch, manual, what):
+                self._prop(prop, fixed[what], what)
+        if s.gain is not None:
+            self._prop(cv2.CAP_PROP_GAIN, s.gain, "gain")
+        self.held = {}
+
+    def _hold(self) -> None:
+        fixed = self._configured()
+        held: dict[str, Any] = {}
+        for what, switch, _automatic, manual, prop in USB_CONTROLS:
+            if fixed[what] is not None:
+                continue
+            value = float(self._cap.get(prop))
+            gain = float(self._cap.get(cv2.CAP_PROP_GAIN)) if what == "exposure" else None
+            if value < 0 or (value == 0 and what != "focus"):  # what OpenCV reads for a property it lacks
+                self._refuse(f"{PROP_NAMES[prop]} (read {value:g})", what)
+                continue
+            if self._prop(switch, manual, what) and self._prop(prop, value, what):
+                held[what] = value
+                if gain is not None and gain >= 0 and self.settings and self.settings.gain is None:
+                    self._prop(cv2.CAP_PROP_GAIN, gain, "gain")
+                    held["gain"] = gain
+        self.held = held
+        self.lock.state = "locked"
+        log.info("camera: %s held after %.0f s: %s", self.describe(), self.lock.after_s,
+                 ", ".join(f"{k} {v:g}" for k, v in held.items()) or "nothing (every property refused)")
+
+    def _prop(self, prop: int, value: float, what: str) -> bool:
+        ok = bool(self._cap.set(prop, value))
+        if not ok:
+            self._refuse(f"{PROP_NAMES.get(prop, prop)} = {value:g}", what)
+        return ok
+
+    def _refuse(self, detail: str, what: str) -> None:
+        if detail not in self.refused:  # once per property, not at every re-measure
+            self.refused.add(detail)
+            log.warning("camera: %s refused %s: its %s stays as the camera has it", self.describe(), detail, what)
+
+    def controls(self) -> str:
+        if self.settings is None:
+            return "the camera's defaults"
+        if self.settings.all_fixed:
+            return "fixed in companion.toml"
+        held = ", ".join(f"{k} {v:g}" for k, v in self.held.items()) or "nothing (refused)"
+        return self.lock.describe(held)
 
     def describe(self) -> str:
         return f"USB camera {self.n} (/dev/video{self.target})"
@@ -366,19 +701,20 @@ SourceFactory = Callable[[], Source]
 
 
 def parse_spec(spec: str, width: int = 1280, height: int = 720, fps: int = 30,
-               render: SourceFactory | None = None) -> SourceFactory | None:
+               render: SourceFactory | None = None, settings: CameraSettings | None = None) -> SourceFactory | None:
     """A factory of fresh sources for a ``camera.source`` string (None for ``none``). Raises
-    :class:`CameraError` for a string that names nothing (a typo should not become a black feed)."""
+    :class:`CameraError` for a string that names nothing (a typo should not become a black feed).
+    ``settings`` go to the cameras that take them (the Pi camera, USB cameras)."""
     spec = spec.strip()
     if spec in ("", "none"):
         return None
     if spec == "picamera2":
-        return lambda: Picamera2Source(width, height, fps)
+        return lambda: Picamera2Source(width, height, fps, settings=settings)
     if spec.startswith("usb:"):
         index = spec[4:]
         if not index.isdigit():
             raise CameraError(f"camera source '{spec}': usb: takes a device number, e.g. usb:0")
-        return lambda: UsbSource(int(index), width, height)
+        return lambda: UsbSource(int(index), width, height, settings=settings)
     if "://" in spec:
         return lambda: VideoCaptureSource(spec, width, height)
     if spec == "render":
@@ -399,7 +735,7 @@ def open_source(spec: str, config: Mapping[str, Any] | None = None,
     """The configured camera, wrapped to survive failures; None when ``source = "none"``."""
     cam = dict((config or {}).get("camera", {}))
     factory = parse_spec(spec, width=cam.get("width", 1280), height=cam.get("height", 720),
-                         fps=cam.get("fps", 15), render=render)
+                         fps=cam.get("fps", 15), render=render, settings=CameraSettings.from_config(cam))
     if factory is None:
         return None
     return ResilientCamera(factory, label=spec, **options)
@@ -551,6 +887,16 @@ class ResilientCamera:
             return self.source.describe()
         return self.label or "camera"
 
+    def remeasure(self) -> bool:
+        """Ask the open camera to measure its exposure, white balance and focus again and then
+        hold them (from any thread). False when there is nothing to ask: no camera open (the
+        next open measures anyway) or a source without such controls."""
+        source = self.source
+        if source is None or not hasattr(source, "remeasure"):
+            return False
+        source.remeasure()
+        return True
+
     def health(self) -> dict[str, Any]:
         state = self.state
         text = state
@@ -559,9 +905,13 @@ class ResilientCamera:
         stalled = self.stall_age()
         if stalled is not None:
             state, text = "stalled", f"no frame for {stalled:.0f} s: the camera stopped sending"
-        return {"source": self.describe(), "state": state, "status": text,
-                "last_error": self.last_error, "frames": self.frames, "bad_frames": self.bad_frames,
-                "opens": self.opens, "failures": self.failures, "fps": round(self.fps(), 1)}
+        out = {"source": self.describe(), "state": state, "status": text,
+               "last_error": self.last_error, "frames": self.frames, "bad_frames": self.bad_frames,
+               "opens": self.opens, "failures": self.failures, "fps": round(self.fps(), 1)}
+        controls = getattr(self.source, "controls", None)
+        if callable(controls):
+            out["controls"] = controls()
+        return out
 
     def close(self) -> None:
         self._close()

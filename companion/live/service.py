@@ -54,6 +54,7 @@ class Service:
             raise ValueError("a rendered table is the camera exactly when [camera] source is 'render'")
         self.config = config
         self._demo_lock = threading.Lock()  # one "new demo game" at a time
+        self._usr1: Any = None  # SIGUSR1's handler before start, put back at stop
         self.table = table or Table(data_path(config, "table.sqlite"))
         self.panel = make_panel(config, pin_factory=pin_factory)
         self.confirmer = Confirmer(self.table, self.panel, config["confirm"]["auto_seconds"])
@@ -77,6 +78,14 @@ class Service:
     def refused(self) -> None:
         """A phone's confirm the rules refused: the buzzer says so, as for the button's."""
         self.panel.sound("refused")
+
+    def remeasure_camera(self) -> bool:
+        """The camera measures exposure, white balance and focus again, then holds them (after
+        the light changed, or a lamp was switched on); False when there is no camera open to ask."""
+        camera = self.live.camera
+        asked = camera is not None and camera.remeasure()
+        log.info("camera: re-measure %s", "asked" if asked else "not possible: no camera open with such controls")
+        return asked
 
     def new_demo_game(self) -> dict[str, Any]:
         """A new rendered game from the next seed (the demo's "new game"). Calls are served one
@@ -132,8 +141,24 @@ class Service:
                 self.table.start(self.rendered.new_game_event(), source="cli")
             self.rendered.start_players(self.table, self.confirmer.short_press)
         self.live.start()
+        self._listen_for_remeasure()
+
+    def _listen_for_remeasure(self) -> None:
+        """SIGUSR1 asks the camera to measure again (``systemctl kill -s USR1 companion``): the
+        one way in from outside that needs no new page or endpoint. Without a handler SIGUSR1
+        would end the service, so it is taken whatever the camera; only the main thread may."""
+        import signal
+
+        if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGUSR1"):
+            return
+        self._usr1 = signal.signal(signal.SIGUSR1, lambda _signum, _frame: self.remeasure_camera())
 
     def stop(self) -> None:
+        import signal
+
+        previous, self._usr1 = self._usr1, None
+        if previous is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGUSR1, previous)
         if self.rendered is not None:
             self.rendered.stop()
         self.live.stop()

@@ -21,8 +21,7 @@ import cv2
 from companion.cli.output import error_line, printable, run_error
 from companion.vision.calibrate import Calibration, CalibrationError
 from companion.vision.cups.discover import discover
-from companion.vision.cups.net import CupFinder, read_photo
-from companion.vision.cups.reader import CupReader
+from companion.vision.cups.net import CupFinder, read_photo, reader_for
 from companion.vision.images import ImageError, has_colour, load_image
 from companion.vision.layout import CUPS
 
@@ -63,7 +62,7 @@ def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
                     blank = " (the image is blank)" if int(frame.max()) - int(frame.min()) < 16 else ""
                     message = f"no table marker seen where the calibration expects them{blank}: {message}"
                 return error_line(path, code, message)
-            reader = CupReader(cal)
+            reader = reader_for(cal)   # the network for cups it learnt
         if reader is not None:
             if not has_colour(frame):
                 return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "

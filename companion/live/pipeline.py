@@ -41,13 +41,6 @@ TABLE_MARGIN_MM = 60.0       # dice this far outside the markers' rectangle are 
 WHITE_EVERY_S = 1.0          # how often the dice step measures the light on the markers' paper
 
 
-def _learning_possible() -> bool:
-    """The cups can be learnt from the camera (the cup finder's model is installed)."""
-    from companion.vision.cups.net import CupFinder
-
-    return CupFinder.available()
-
-
 def dice_front(cal: Calibration) -> float:
     """21 Exact: the dice lie in front of the cup rows (table y below this), never under the cups."""
     return min((slot.y for slot in cal.slots), default=cal.layout.table_h) - cal.layout.rim_d / 2
@@ -178,15 +171,16 @@ class TableVision:
         self.reader = reader  # a DiceReader to share (its networks hold buffers), else one of our own
         self.calibration_file = Path(calibration_file) if calibration_file else None
         # a table whose cups stand where a known layout puts them (the demo's rendered table) is
-        # calibrated with that layout and its cups never learnt
-        self.learn_cups = learn_cups and _learning_possible()
+        # calibrated with that layout and its cups never learnt; any other table has its cups
+        # learnt (by the network, or by the colour search where its model is missing)
+        self.learn_cups = learn_cups
         self.recalibrate_every = recalibrate_every
         self.cal: Calibration | None = None
         self.cups: Any = None
         self.dice: DiceStep | None = None
         self.status = "calibrating: waiting for the first frame"
-        self._last_try = -1e9
-        self._last_learn = -1e9
+        self._last_try: float | None = None     # frame times of the last tries
+        self._last_learn: float | None = None
         self._seen_game: Any = None      # the 21 Exact game whose start was seen
         self._learn_game: Any = None     # the game whose cups are to be learnt (None: none)
         self.cups_alert: dict[str, Any] | None = None
@@ -235,9 +229,10 @@ class TableVision:
                 log.warning("cannot store the calibration in %s: %s", self.calibration_file, err)
 
     def _calibrate(self, frame: np.ndarray, t: float) -> None:
-        if time.monotonic() - self._last_try < self.recalibrate_every and self._last_try > 0:
+        # retried by the frames' own clock: a recorded or replayed camera is judged as a live one
+        if self._last_try is not None and 0 <= t - self._last_try < self.recalibrate_every:
             return
-        self._last_try = time.monotonic()
+        self._last_try = t
         try:
             # the table measured from the markers (the default layout where cups are not learnt)
             cal = calibrate_markers(frame) if self.learn_cups else calibrate(frame)
@@ -247,7 +242,7 @@ class TableVision:
         self._store(cal)
         self._ready(cal, "from the markers")
 
-    def _learn(self, frame: np.ndarray) -> None:
+    def _learn(self, frame: np.ndarray, t: float) -> None:
         """The cups of a 21 Exact game set up on the table (every cup standing): their places,
         size and make from this frame. While it cannot, the sentence saying why is the table's
         alert (every phone shows it) and the cups are not watched; tried every
@@ -255,9 +250,9 @@ class TableVision:
         from companion.live.watch_cups import CupWatch
         from companion.vision.cups.discover import learn
 
-        if time.monotonic() - self._last_learn < self.recalibrate_every and self._last_learn > 0:
+        if self._last_learn is not None and 0 <= t - self._last_learn < self.recalibrate_every:
             return
-        self._last_learn = time.monotonic()
+        self._last_learn = t
         try:
             cal = learn(frame)
         except CalibrationError as err:
@@ -292,7 +287,7 @@ class TableVision:
                     self._learn_game = game
             self._seen_game = game
             if self._learn_game is not None:
-                self._learn(frame)
+                self._learn(frame, t)
                 if self._learn_game is not None:
                     return self.dice.feed(frame, t, state)
         out = self.dice.feed(frame, t, state)

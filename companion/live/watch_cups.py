@@ -68,13 +68,20 @@ class CupWatch:
         self._newcomers: dict[str, int] = {}
         self._frames = 0
         self._last_read: float | None = None
+        self._every = float(getattr(self.reader, "every_s", 0.0))
+        # the tally: cups turned over per (side, colour) as last seen steadily; a cup that leaves its
+        # place while one more of its colour stands turned on its side went to the tally
+        self._turned_base: dict[tuple[str, str], int] = {}
+        self._turned_runs: dict[tuple[str, str], tuple[int, int]] = {}
         self._home = {s.name: (s.x, s.y) for s in self.cal.slots}
 
     # -------------------------------------------------------------------------------------
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
         """One camera frame taken at ``t`` seconds → the throws it settles (usually none)."""
-        if self._last_read is not None and t - self._last_read < getattr(self.reader, "every_s", 0.0):
-            return []   # (a network's reader looks a few times a second: the watch judges in seconds)
+        # a network's reader looks a few times a second (the watch judges in seconds); the margin:
+        # at 15 fps three frames' 0.2 s comes out a hair under 0.2 in floating point
+        if self._last_read is not None and t - self._last_read < self._every - 0.01:
+            return []
         t0 = time.perf_counter()
         try:
             if self._check_camera(frame, t):
@@ -85,8 +92,10 @@ class CupWatch:
             # silver cups are looked for round their slot each time: grey all over, a silver
             # cup's wall and inside look like its rim, and a hint would let it drift
             hints = {k.slot: (k.x, k.y) if k.cup != "silver" else self._home[k.slot] for k in self.tracked}
-            reading = self.reader.read(frame, hints=hints, turned=False,
+            # (the network finds turned cups at no extra cost: the silver tally is watched with them)
+            reading = self.reader.read(frame, hints=hints, turned=self._every > 0,
                                        search_all=not self._started or self._frames % 8 == 0)
+            self._tally(reading.upside_down)
             if not self._started:
                 self.tracked = [Tracked(c.side, c.cup, c.x, c.y, c.slot, t) for c in reading.cups]
                 self._started = True
@@ -167,6 +176,9 @@ class CupWatch:
                 if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None:
                     self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
                     continue
+                if self._to_tally(k.side, k.cup):
+                    self.log.append({"t": t, "slot": k.slot, "what": "cup turned over for the tally: not an event"})
+                    continue
                 if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
                     self.log.append({"t": t, "slot": k.slot, "what": "cup taken out after its ball was proposed"})
                     continue
@@ -186,6 +198,33 @@ class CupWatch:
                     self._newcomers.pop(slot)
         return out
 
+    def _tally(self, turned: list[CupSeen]) -> None:
+        """Follow how many cups of each side and colour stand turned over (a count seen in three
+        reads running is steady); the first steady counts are the base."""
+        now: dict[tuple[str, str], int] = {}
+        for c in turned:
+            now[(c.side, c.cup)] = now.get((c.side, c.cup), 0) + 1
+        for key in set(now) | set(self._turned_runs) | set(self._turned_base):
+            n = now.get(key, 0)
+            last, run = self._turned_runs.get(key, (n, 0))
+            run = run + 1 if n == last else 1
+            self._turned_runs[key] = (n, run)
+            if run >= 3 and (key not in self._turned_base or n < self._turned_base[key]):
+                self._turned_base[key] = n   # (fewer: a tally cup taken away or hidden)
+
+    def _to_tally(self, side: str, cup: str) -> bool:
+        """A cup of this side and colour just left its place: it went to the silver tally (a
+        throw already proposed for the silver cup) where one more cup of its colour now stands
+        turned over on its side than before."""
+        if not self._every:
+            return False
+        key = (side, cup)
+        n = self._turned_runs.get(key, (0, 0))[0]
+        if n > self._turned_base.get(key, 0):
+            self._turned_base[key] = n
+            return True
+        return False
+
     def _neighbour_hidden(self, k: Tracked, hidden: list[Tracked]) -> bool:
         """A neighbour just went out of sight: a hand, an arm or a leaning player is likely over
         this cup too."""
@@ -194,7 +233,8 @@ class CupWatch:
 
     def _ball(self, k: Tracked, ball: bool, t: float) -> list[Proposed]:
         if ball:
-            if k.ball_since is None or (k.ball_last is not None and t - k.ball_last > 0.25):
+            # (a gap longer than a look or two: the ball was out in between)
+            if k.ball_since is None or (k.ball_last is not None and t - k.ball_last > max(0.25, 1.6 * self._every)):
                 k.ball_since, k.ball_frames = t, 0
             k.ball_last = t
             k.ball_frames += 1

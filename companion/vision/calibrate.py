@@ -452,12 +452,14 @@ def overlay(frame: np.ndarray, cal: Calibration) -> np.ndarray:
         cv2.putText(img, f"side {side}", (int(c[0]) - 40, int(box[:, 1].max()) - 8), cv2.FONT_HERSHEY_SIMPLEX,
                     0.8, SIDE_BGR[side], 2, cv2.LINE_AA)
     a = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    plane = L.cup_h if cal.view_plane is None else cal.view_plane   # (learnt rims: where they show)
     for s in cal.slots:
         ring = cal.project(np.column_stack([s.x + L.rim_d / 2 * np.cos(a), s.y + L.rim_d / 2 * np.sin(a),
-                                            np.full(32, L.cup_h)]))
+                                            np.full(32, plane)]))
         cv2.polylines(img, [np.round(ring).astype(np.int32)], True, CUP_DRAW.get(s.cup, (255, 255, 255)), 2,
                       cv2.LINE_AA)
-    for side, spots in L.dice_spots().items():
+    # a layout's dice spots (learnt cups have none: the dice lie anywhere in front of them)
+    for side, spots in (L.dice_spots().items() if cal.view_plane is None else ()):
         for _colour, (x, y) in spots.items():
             p = cal.project(np.array([[x, y, 0.0]]))[0]
             cv2.drawMarker(img, (int(p[0]), int(p[1])), SIDE_BGR[side], cv2.MARKER_SQUARE, 18, 2)

@@ -32,6 +32,7 @@ Side A is the half nearer markers 0 and 3 (EVENTS.md).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import replace
 
@@ -242,28 +243,84 @@ def learn(frame: np.ndarray, focal: float | None = None) -> Calibration:
     return cal
 
 
+# Learning a set-up from the network's finds (see _learnt_by_network): a cup is taken down to
+# LEARN_LOW where the other side has one as sure; one as sure as LEARN_EXTRA with no counterpart
+# on the other side is a cup the set-up lacks there (or something else): refused
+LEARN_FLOOR, LEARN_LOW, LEARN_EXTRA = 0.15, 0.3, 0.5
+
+
 def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
     """The standing cups the network finds (:mod:`companion.vision.cups.net`) as the slots, where
     their rims show on the table's plane; the rims' size there from how far apart neighbouring
-    cups stand (touching or a few millimetres apart, as players set them)."""
-    from companion.vision.cups.net import CUP_H_MM, read_photo
+    cups stand (touching or a few millimetres apart, as players set them).
 
-    found, cal = read_photo(frame, focal)
-    xy = np.array([(c.x, c.y) for c in found.cups]).reshape(-1, 2)
+    A set-up is a strong check: both sides hold the same cups of every colour and one silver cup
+    each. So for each colour the k-th surest find of one side is taken with the k-th of the other
+    while both are at least LEARN_LOW sure (a cup the network is unsure of, a white-inside cup on a
+    cloth of its colour, is vouched for by its counterpart); what is left over on a side is
+    ignored unless the network is sure of it (LEARN_EXTRA): then the sides differ, and learn()
+    refuses, naming the side and colour."""
+    from companion.vision.cups.net import CUP_H_MM, finder, reading
+
+    cal = calibrate_markers(frame, focal)
+    width, depth = cal.layout.table_w, cal.layout.table_h
+    eye = (-cal.R.T @ cal.tvec).ravel()
+    cupfinder = finder()
+    found = reading(cupfinder.find(frame, cal.homography, width, depth, LEARN_FLOOR), eye, width, depth)
+    _one_silver_a_side(found, cupfinder, eye, width, depth)
+    kept = [c for c in found.cups if c.cup == "silver"]
+    for colour in COLOURS:
+        mine = {side: sorted((c for c in found.cups if c.cup == colour and c.side == side), key=lambda c: -c.score)
+                for side in ("A", "B")}
+        n = 0
+        while n < min(len(mine["A"]), len(mine["B"])) and min(mine["A"][n].score, mine["B"][n].score) >= LEARN_LOW:
+            n += 1
+        for side in ("A", "B"):
+            kept += mine[side][:n]
+            kept += [c for c in mine[side][n:] if c.score >= LEARN_EXTRA]   # (the check then refuses)
+    count: Counter[tuple[str, str]] = Counter()
+    slots = []
+    for c in sorted(kept, key=lambda c: (c.side, c.cup, -c.y, c.x)):
+        slots.append(Slot(c.side, c.cup, count[(c.side, c.cup)], c.x, c.y))
+        count[(c.side, c.cup)] += 1
+    xy = np.array([(s.x, s.y) for s in slots]).reshape(-1, 2)
     rim = DEFAULT.rim_d
     if len(xy) >= 2:
         d = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
         np.fill_diagonal(d, np.inf)
         rim = float(np.clip(0.92 * np.median(d.min(axis=1)), 60.0, 150.0))
-    count: Counter[tuple[str, str]] = Counter()
-    slots = []
-    for c in sorted(found.cups, key=lambda c: (c.side, c.cup, -c.y, c.x)):
-        slots.append(Slot(c.side, c.cup, count[(c.side, c.cup)], c.x, c.y))
-        count[(c.side, c.cup)] += 1
     per_row = max([n for (_, cup), n in count.items() if cup != "silver"], default=DEFAULT.cups_per_row)
     layout = replace(cal.layout, rim_d=rim, base_d=rim * DEFAULT.base_d / DEFAULT.rim_d, cup_h=CUP_H_MM,
                      cups_per_row=per_row)
     return replace(cal, layout=layout, slots=slots, view_plane=0.0, any_make=True, layout_given=False)
+
+
+def _one_silver_a_side(found, cupfinder, eye: np.ndarray, width: float, depth: float) -> None:
+    """A set-up has one silver cup a side (RULES.md E): on each side the place the network finds
+    most silver-like (silver's own map, however unsure) is the silver cup, whatever colour it
+    called it there (a grey cup's pale wall passes for a light blue one); other silver finds on
+    that side are something else (a phone, a coin's shine)."""
+    from companion.vision.cups.net import APART_MM, KINDS, STRIDE, stands_at, view_to_mm
+    from companion.vision.cups.reader import CupSeen
+
+    heat = cupfinder.last_heat[KINDS.index(("standing", "silver"))]
+    jj = np.arange(heat.shape[1]) * STRIDE + STRIDE / 2 - 0.5
+    ii = np.arange(heat.shape[0]) * STRIDE + STRIDE / 2 - 0.5
+    xs, ys = view_to_mm(jj, ii)
+    gx, gy = np.meshgrid(xs, ys)
+    half = (eye[0] + (gx - eye[0]) * (eye[2] - 115.0) / eye[2]) < width / 2   # where a cup there stands
+    on_table = (gx > 60) & (gx < width - 60) & (gy > -20) & (gy < depth + 20)
+    for side, mine in (("A", half & on_table), ("B", ~half & on_table)):
+        if not mine.any():
+            continue
+        k = int(np.argmax(np.where(mine, heat, -1.0)))
+        if heat.flat[k] < 0.05:
+            continue
+        x, y = float(gx.flat[k]), float(gy.flat[k])
+        found.cups[:] = [c for c in found.cups
+                         if not (c.cup == "silver" and c.side == side) and math.hypot(c.x - x, c.y - y) >= APART_MM]
+        sx = stands_at(eye, x, y)[0]
+        found.cups.append(CupSeen("A" if sx < width / 2 else "B", "silver", x, y, [], float(heat.flat[k])))
 
 
 def setup_problems(slots: list[Slot]) -> list[str]:

@@ -45,6 +45,7 @@ class Tracked:
     ball_frames: int = 0
     ball_last: float | None = None
     ball_proposed_at: float | None = None
+    ball_blind: bool = False     # a ball seen in it from the start: not counted until seen empty
 
 
 @dataclass
@@ -97,7 +98,11 @@ class CupWatch:
                                        search_all=not self._started or self._frames % 8 == 0)
             self._tally(reading.upside_down)
             if not self._started:
-                self.tracked = [Tracked(c.side, c.cup, c.x, c.y, c.slot, t) for c in reading.cups]
+                # a "ball" seen in a cup from the first look is part of that cup (a highlight, a
+                # lit bottom): no ball rests in a cup at set-up. Its ball counts once it has been
+                # seen empty for a second.
+                self.tracked = [Tracked(c.side, c.cup, c.x, c.y, c.slot, t, ball_last=t if c.ball >= BALL_FRACTION else None,
+                                        ball_blind=c.ball >= BALL_FRACTION) for c in reading.cups]
                 self._started = True
                 self.status = f"watching {len(self.tracked)} cups"
                 return []
@@ -232,6 +237,12 @@ class CupWatch:
         return any(o is not k and math.hypot(o.x - k.x, o.y - k.y) < reach for o in hidden)
 
     def _ball(self, k: Tracked, ball: bool, t: float) -> list[Proposed]:
+        if k.ball_blind:
+            if ball:
+                k.ball_last = t
+            elif k.ball_last is None or t - k.ball_last >= 1.0:
+                k.ball_blind, k.ball_last = False, None
+            return []
         if ball:
             # (a gap longer than a look or two: the ball was out in between)
             if k.ball_since is None or (k.ball_last is not None and t - k.ball_last > max(0.25, 1.6 * self._every)):

@@ -28,14 +28,14 @@ from companion.vision.layout import CUPS
 MIN_SIDE = 32  # the least calibrate() looks at
 
 
-def read_image(path: str, cal: Calibration | None = None) -> dict[str, Any]:
+def read_image(path: str, cal: Calibration | None = None, network: bool = True) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         frame = load_image(path, MIN_SIDE)  # the same codes as `companion dice`
     except ImageError as err:
         return error_line(path, err.code, err.message)
     try:
-        if cal is None and CupFinder.available():
+        if cal is None and network and CupFinder.available():
             if not has_colour(frame):
                 return error_line(path, "NOT_COLOUR", f"{path} holds no colour (a greyscale photo?): "
                                                       "the cups are told apart by their colour")
@@ -94,6 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "of text per image)")
     parser.add_argument("--calibration", metavar="FILE", help="a table calibration file (companion calibrate table); "
                         "default: each photo calibrates itself from its four markers")
+    parser.add_argument("--colour-search", action="store_true",
+                        help="without --calibration: find the cups by their colours (the reader before the "
+                             "network: flat-coloured cups with a pale inside) instead of the cup finder network")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             return run_error(args.json, err.code, err.message)
     status = 0
     for path in args.images:
-        result = read_image(path, cal)
+        result = read_image(path, cal, network=not args.colour_search)
         if "error" in result:
             status = 1
         if args.json:

@@ -1,5 +1,7 @@
-"""Reading cups from one frame, and ``companion cups IMAGE... --json`` as EVENTS.md specifies,
-including scenes the reader was never tuned on (other cup shades, light, tables, tilt)."""
+"""Reading cups from one frame by their colours (CupReader, and ``companion cups IMAGE... --json
+--colour-search``) as EVENTS.md specifies, including scenes the reader was never tuned on (other
+cup shades, light, tables, tilt). The cup finder network that ``companion cups`` uses by default
+is tested on photo-realistic tables in test_cups_learnt.py."""
 
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def test_cups_command_counts_at_most_four_cups_of_a_colour_a_side(tmp_path: Path
     photo = tmp_path / "table.png"
     cv2.imwrite(str(photo), Renderer(Look(tilt_deg=16, light=0.8), layout, seed=5).frame(
         Scene((*start.cups, spare), start.dice, ())))
-    assert main(["cups", str(photo), "--json"]) == 0
+    assert main(["cups", str(photo), "--json", "--colour-search"]) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["sides"] == {"A": FULL, "B": FULL}
     assert sum(c["side"] == "A" and c["color"] == "red" for c in line["cups"]) == 4
@@ -84,7 +86,7 @@ def test_cups_their_own_colour_inside_are_not_taken_for_cups_turned_over(tilt: f
     photo = tmp_path / "table.png"
     cv2.imwrite(str(photo), table_with(Look(tilt_deg=tilt, inside="solid"), remove=[("A", "blue", 1)],
                                        turned=[("B", "red")]))
-    assert main(["cups", str(photo), "--json"]) == 0
+    assert main(["cups", str(photo), "--json", "--colour-search"]) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["upside_down"] == {"A": {}, "B": {"red": 1}}
     if tilt == 0:   # seen from straight above, the standing discs are counted as cups (not yellow's)
@@ -163,7 +165,7 @@ def test_cups_command_reads_a_table_under_a_coloured_or_dim_light(look: Look, tm
     the light some green ones. The markers' white paper tells the light's colour and level."""
     photo = tmp_path / "table.png"
     cv2.imwrite(str(photo), table_with(look, remove=[("A", "yellow", 0), ("B", "blue", 2)], ball=("B", "yellow", 1)))
-    assert main(["cups", str(photo), "--json"]) == 0
+    assert main(["cups", str(photo), "--json", "--colour-search"]) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["sides"] == {"A": {**FULL, "yellow": 3}, "B": {**FULL, "blue": 3}}
     assert line["balls"] == [{"side": "B", "cup": "yellow", "center": line["balls"][0]["center"]}]
@@ -226,7 +228,7 @@ def test_cups_command_reads_a_table_of_another_size_and_arrangement(name: str, t
     photo = tmp_path / "table.png"
     look = Look(tilt_deg=16, light=0.8)
     cv2.imwrite(str(photo), other_table(OTHER_TABLES[name], look))
-    assert main(["cups", str(photo), "--json"]) == 0
+    assert main(["cups", str(photo), "--json", "--colour-search"]) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["sides"] == {"A": {**FULL, "blue": 3, "yellow": 3}, "B": {**FULL, "green": 3, "red": 3}}
     assert line["upside_down"] == {"A": {}, "B": {}}
@@ -244,7 +246,7 @@ def test_cups_command_finds_the_default_tables_cups_as_the_slot_reader_does(look
     photo = tmp_path / "table.png"
     cv2.imwrite(str(photo), table_with(look, remove=[("A", "blue", 1), ("A", "yellow", 3), ("B", "green", 0)],
                                        turned=[("B", "red")], ball=("A", "red", 2)))
-    assert main(["cups", str(photo), "--json"]) == 0
+    assert main(["cups", str(photo), "--json", "--colour-search"]) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["sides"] == {"A": {**FULL, "blue": 3, "yellow": 3}, "B": {**FULL, "green": 3}}
     assert line["upside_down"] == {"A": {}, "B": {"red": 1}}

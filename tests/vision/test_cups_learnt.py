@@ -51,7 +51,9 @@ def test_a_rendered_table_nobody_described_is_read_from_one_photo(name: str, cap
     assert line["ms"] < 1000
 
 
-MAX_WRONG = {"s000104": 99, "s000105": 99}   # set from the model's held-out figures (models/cup-finder.md)
+# the shipped model reads these with one cup wrong each (one extra, one missed); on 60 held-out
+# rendered tables it finds 90 % of the standing cups (models/cup-finder.md): a regression shows here
+MAX_WRONG = {"s000104": 2, "s000105": 2}
 
 
 def test_a_table_set_up_is_learnt_stored_and_read_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -228,9 +228,13 @@ class TableVision:
             except OSError as err:
                 log.warning("cannot store the calibration in %s: %s", self.calibration_file, err)
 
+    def _due(self, last: float | None, t: float) -> bool:
+        """A retry is due: by the frames' own clock, so a recorded or replayed camera is judged as
+        a live one (a clock that went back counts as due)."""
+        return last is None or not 0 <= t - last < self.recalibrate_every
+
     def _calibrate(self, frame: np.ndarray, t: float) -> None:
-        # retried by the frames' own clock: a recorded or replayed camera is judged as a live one
-        if self._last_try is not None and 0 <= t - self._last_try < self.recalibrate_every:
+        if not self._due(self._last_try, t):
             return
         self._last_try = t
         try:
@@ -250,7 +254,7 @@ class TableVision:
         from companion.live.watch_cups import CupWatch
         from companion.vision.cups.discover import learn
 
-        if self._last_learn is not None and 0 <= t - self._last_learn < self.recalibrate_every:
+        if not self._due(self._last_learn, t):
             return
         self._last_learn = t
         try:

@@ -93,8 +93,7 @@ class CupWatch:
             # silver cups are looked for round their slot each time: grey all over, a silver
             # cup's wall and inside look like its rim, and a hint would let it drift
             hints = {k.slot: (k.x, k.y) if k.cup != "silver" else self._home[k.slot] for k in self.tracked}
-            # (the network finds turned cups at no extra cost: the silver tally is watched with them)
-            reading = self.reader.read(frame, hints=hints, turned=self._every > 0,
+            reading = self.reader.read(frame, hints=hints, turned=self.reader.sees_turned,
                                        search_all=not self._started or self._frames % 8 == 0)
             self._tally(reading.upside_down)
             if not self._started:
@@ -221,7 +220,7 @@ class CupWatch:
         """A cup of this side and colour just left its place: it went to the silver tally (a
         throw already proposed for the silver cup) where one more cup of its colour now stands
         turned over on its side than before."""
-        if not self._every:
+        if not self.reader.sees_turned:
             return False
         key = (side, cup)
         n = self._turned_runs.get(key, (0, 0))[0]

@@ -74,11 +74,15 @@ class Calibration:
     # view the markers fix exactly), and its cups may be of any make. None: the layout's rims
     # plane (``cup_h``) and the project's own cups.
     view_plane: float | None = None
-    any_make: bool = False
     # the layout (the cups' places) was written by a user (calibrate table --layout): kept as it is
     layout_given: bool = False
     _cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                                        compare=False)  # marker_cells(), once
+
+    @property
+    def any_make(self) -> bool:
+        """Cups learnt from a frame may be of any make (coloured inside, white inside, metal)."""
+        return self.view_plane is not None
 
     # --- geometry --------------------------------------------------------------------------
     @property
@@ -122,7 +126,7 @@ class Calibration:
         return Calibration((width, height), S @ self.K, self.rvec, self.tvec, S @ self.homography,
                            {i: [c[0] * s, c[1] * s] for i, c in self.markers.items()}, self.marker_px * s,
                            self.layout, self.error_mm, self.slots, focal_from=self.focal_from,
-                           view_plane=self.view_plane, any_make=self.any_make, layout_given=self.layout_given)
+                           view_plane=self.view_plane, layout_given=self.layout_given)
 
     # --- the light's colour ------------------------------------------------------------------
     def paper_white(self, frame: np.ndarray) -> np.ndarray | None:
@@ -218,7 +222,7 @@ class Calibration:
             "layout_given": self.layout_given,
             "slots": [{"side": s.side, "cup": s.cup, "index": s.index, "x": round(s.x, 1), "y": round(s.y, 1)}
                       for s in self.slots],
-            **({"cups": {"learnt": True, "view_plane": self.view_plane, "any_make": self.any_make}}
+            **({"cups": {"learnt": True, "view_plane": self.view_plane}}
                if self.view_plane is not None else {}),
         }
 
@@ -253,7 +257,7 @@ class Calibration:
                        np.array(cam["rvec"], np.float64).reshape(3, 1), np.array(cam["tvec"], np.float64).reshape(3, 1),
                        H, markers, marker_px, layout, float(data.get("error_mm", 0.0)), slots,
                        focal_from=str(cam.get("focal_from", "given")),
-                       view_plane=None if plane is None else float(plane), any_make=bool(learnt.get("any_make", False)),
+                       view_plane=None if plane is None else float(plane),
                        # (a file from before this field: a layout other than the default was a user's)
                        layout_given=bool(data.get("layout_given", layout != Layout())))
         except (KeyError, TypeError, ValueError, IndexError) as err:
@@ -409,13 +413,23 @@ def focal_from_markers(obj3: np.ndarray, img: np.ndarray, size: tuple[int, int])
         return default, (f"default {default:.0f} px (a Pi Camera Module 3): the markers fit no lens between "
                          f"{FOCAL_FOV[0]:.0f}° and {FOCAL_FOV[1]:.0f}° across; give --focal")
     lo, hi = focals[k + 1], focals[k - 1]   # then a golden-section search between its neighbours
+
+    def err(f: float) -> float:
+        return _reprojection(obj3, img, _camera(f, w, h))[0]
+
     g = (math.sqrt(5) - 1) / 2
-    for _ in range(12):
-        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-        if _reprojection(obj3, img, _camera(a, w, h))[0] < _reprojection(obj3, img, _camera(b, w, h))[0]:
-            lo = a
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)   # a < b
+    ea, eb = err(a), err(b)
+    for _ in range(12):   # each round keeps one of its two points: one new pose a round
+        if ea < eb:       # the least lies below b
+            hi, b, eb = b, a, ea
+            a = hi - g * (hi - lo)
+            ea = err(a)
         else:
-            hi = b
+            lo, a, ea = a, b, eb
+            b = lo + g * (hi - lo)
+            eb = err(b)
+
     measured = (lo + hi) / 2
     if abs(measured / default - 1) < SAME_CAMERA:
         return default, (f"default {default:.0f} px (a Pi Camera Module 3): the markers measure {measured:.0f} px, "

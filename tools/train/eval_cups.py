@@ -27,10 +27,7 @@ def main() -> None:
     ap.add_argument("dirs", nargs="+")
     ap.add_argument("--model", type=Path, default=net.MODELS / net.MODEL)
     a = ap.parse_args()
-    finder = net.CupFinder(a.model.parent) if a.model.name == net.MODEL else None
-    if finder is None:
-        finder = net.CupFinder.__new__(net.CupFinder)
-        finder.net = cv2.dnn.readNetFromONNX(str(a.model), net.ENGINE)
+    finder = net.CupFinder(a.model)
     heats = []
     for d in a.dirs:
         for path, truth in scene_truth(d).items():

@@ -216,131 +216,6 @@ def discover(frame: np.ndarray, focal: float | None = None) -> CupReader:
     """A :class:`CupReader` for this frame's own table: it views the whole table on the table's
     plane, its layout has the table's size and the rims' size as they appear on that plane (and
     the cups' height in the default's proportions), and its slots are the cups seen there."""
-    reader, _ = _discover(frame, focal)
-    return reader
-
-
-def learn(frame: np.ndarray, focal: float | None = None) -> Calibration:
-    """The calibration of a table set up for a game (every cup standing), learnt from one frame:
-    the table's size from the markers, the camera from their corners, each cup's place, size and
-    make from the frame. Raises :class:`CalibrationError`: ``NO_CUPS`` where no cup is seen at
-    all, ``CUPS_NOT_FOUND`` with a sentence naming what is missing where the set-up cannot be right: each side the same cups of each
-    colour (RULES.md: the sides play the same game), at least one of each colour, and one silver
-    cup a side. Nothing half-right is returned."""
-    from companion.vision.cups import net
-
-    if net.CupFinder.available():
-        cal = _learnt_by_network(frame, focal)
-    else:   # (a checkout without the model: the colour search)
-        reader, _ = _discover(frame, focal)
-        cal = replace(reader.cal, view_plane=reader.plane, any_make=True, layout_given=False)
-    if not cal.slots:
-        raise CalibrationError("NO_CUPS", "no cup seen on the table")
-    problems = setup_problems(cal.slots)
-    if problems:
-        raise CalibrationError("CUPS_NOT_FOUND", "; ".join(problems) + ": stand every cup as at the start of a "
-                               "game, keep hands and the balls off the table, and calibrate again")
-    return cal
-
-
-# Learning a set-up from the network's finds (see _learnt_by_network): a cup is taken down to
-# LEARN_LOW where the other side has one as sure; one as sure as LEARN_EXTRA with no counterpart
-# on the other side is a cup the set-up lacks there (or something else): refused
-LEARN_FLOOR, LEARN_LOW, LEARN_EXTRA = 0.15, 0.2, 0.7   # (chosen on 38 training set-ups: 35 learnt, 29 exact)
-
-
-def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
-    """The standing cups the network finds (:mod:`companion.vision.cups.net`) as the slots, where
-    their rims show on the table's plane; the rims' size there from how far apart neighbouring
-    cups stand (touching or a few millimetres apart, as players set them).
-
-    A set-up is a strong check: both sides hold the same cups of every colour and one silver cup
-    each. So for each colour the k-th surest find of one side is taken with the k-th of the other
-    while both are at least LEARN_LOW sure (a cup the network is unsure of, a white-inside cup on a
-    cloth of its colour, is vouched for by its counterpart); what is left over on a side is
-    ignored unless the network is sure of it (LEARN_EXTRA): then the sides differ, and learn()
-    refuses, naming the side and colour."""
-    from companion.vision.cups.net import CUP_H_MM, finder, reading
-
-    cal = calibrate_markers(frame, focal)
-    width, depth = cal.layout.table_w, cal.layout.table_h
-    eye = (-cal.R.T @ cal.tvec).ravel()
-    cupfinder = finder()
-    found = reading(cupfinder.find(frame, cal.homography, width, depth, LEARN_FLOOR), eye, width, depth)
-    _one_silver_a_side(found, cupfinder, eye, width, depth)
-    kept = [c for c in found.cups if c.cup == "silver"]
-    for colour in COLOURS:
-        mine = {side: sorted((c for c in found.cups if c.cup == colour and c.side == side), key=lambda c: -c.score)
-                for side in ("A", "B")}
-        n = 0
-        while n < min(len(mine["A"]), len(mine["B"])) and min(mine["A"][n].score, mine["B"][n].score) >= LEARN_LOW:
-            n += 1
-        for side in ("A", "B"):
-            kept += mine[side][:n]
-            kept += [c for c in mine[side][n:] if c.score >= LEARN_EXTRA]   # (the check then refuses)
-    count: Counter[tuple[str, str]] = Counter()
-    slots = []
-    for c in sorted(kept, key=lambda c: (c.side, c.cup, -c.y, c.x)):
-        slots.append(Slot(c.side, c.cup, count[(c.side, c.cup)], c.x, c.y))
-        count[(c.side, c.cup)] += 1
-    xy = np.array([(s.x, s.y) for s in slots]).reshape(-1, 2)
-    rim = DEFAULT.rim_d
-    if len(xy) >= 2:
-        d = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
-        np.fill_diagonal(d, np.inf)
-        rim = float(np.clip(0.92 * np.median(d.min(axis=1)), 60.0, 150.0))
-    per_row = max([n for (_, cup), n in count.items() if cup != "silver"], default=DEFAULT.cups_per_row)
-    layout = replace(cal.layout, rim_d=rim, base_d=rim * DEFAULT.base_d / DEFAULT.rim_d, cup_h=CUP_H_MM,
-                     cups_per_row=per_row)
-    return replace(cal, layout=layout, slots=slots, view_plane=0.0, any_make=True, layout_given=False)
-
-
-def _one_silver_a_side(found, cupfinder, eye: np.ndarray, width: float, depth: float) -> None:
-    """A set-up has one silver cup a side (RULES.md E): on each side the place the network finds
-    most silver-like (silver's own map, however unsure) is the silver cup, whatever colour it
-    called it there (a grey cup's pale wall passes for a light blue one); other silver finds on
-    that side are something else (a phone, a coin's shine)."""
-    from companion.vision.cups.net import APART_MM, KINDS, STRIDE, stands_at, view_to_mm
-    from companion.vision.cups.reader import CupSeen
-
-    heat = cupfinder.last_heat[KINDS.index(("standing", "silver"))]
-    jj = np.arange(heat.shape[1]) * STRIDE + STRIDE / 2 - 0.5
-    ii = np.arange(heat.shape[0]) * STRIDE + STRIDE / 2 - 0.5
-    xs, ys = view_to_mm(jj, ii)
-    gx, gy = np.meshgrid(xs, ys)
-    half = (eye[0] + (gx - eye[0]) * (eye[2] - 115.0) / eye[2]) < width / 2   # where a cup there stands
-    on_table = (gx > 60) & (gx < width - 60) & (gy > -20) & (gy < depth + 20)
-    for side, mine in (("A", half & on_table), ("B", ~half & on_table)):
-        if not mine.any():
-            continue
-        k = int(np.argmax(np.where(mine, heat, -1.0)))
-        if heat.flat[k] < 0.05:
-            continue
-        x, y = float(gx.flat[k]), float(gy.flat[k])
-        found.cups[:] = [c for c in found.cups
-                         if not (c.cup == "silver" and c.side == side) and math.hypot(c.x - x, c.y - y) >= APART_MM]
-        sx = stands_at(eye, x, y)[0]
-        found.cups.append(CupSeen("A" if sx < width / 2 else "B", "silver", x, y, [], float(heat.flat[k])))
-
-
-def setup_problems(slots: list[Slot]) -> list[str]:
-    """What a set-up's cups lack, in sentences ("side B: 3 of 4 green cups found"); [] when
-    both sides hold the same cups of every colour, at least one each, and a silver cup."""
-    count = Counter((s.side, s.cup) for s in slots)
-    out = []
-    for cup in CUPS:
-        a, b = count[("A", cup)], count[("B", cup)]
-        if cup == "silver":
-            out += [f"side {side}: no silver cup found" for side, n in (("A", a), ("B", b)) if n == 0]
-        elif a == b == 0:
-            out.append(f"no {cup} cup found on either side")
-        elif a != b:
-            few, many = ("A", "B") if a < b else ("B", "A")
-            out.append(f"side {few}: {min(a, b)} of {max(a, b)} {cup} cups found (side {many} has {max(a, b)})")
-    return out
-
-
-def _discover(frame: np.ndarray, focal: float | None) -> tuple[CupReader, Calibration]:
     width, depth = measure_table(frame)
     if focal is None:   # the rim search was tuned with the camera the default focal length gives
         focal = DEFAULT_FOCAL_1280 * frame.shape[1] / 1280
@@ -420,4 +295,125 @@ def _discover(frame: np.ndarray, focal: float | None) -> tuple[CupReader, Calibr
     final = CupReader(replace(cal, layout=replace(layout, cup_h=height), slots=slots), area, plane=0.0)
     final.gains = reader.gains
     final.any_make = final.weak_lips = True
-    return final, cal
+    return final
+
+
+def learn(frame: np.ndarray, focal: float | None = None) -> Calibration:
+    """The calibration of a table set up for a game (every cup standing), learnt from one frame:
+    the table's size from the markers, the camera from their corners, each cup's place, size and
+    make from the frame. Raises :class:`CalibrationError`: ``NO_CUPS`` where no cup is seen at
+    all, ``CUPS_NOT_FOUND`` with a sentence naming what is missing where the set-up cannot be
+    right: each side the same cups of each colour (RULES.md: the sides play the same game), at
+    least one of each colour, and one silver cup a side. Nothing half-right is returned."""
+    from companion.vision.cups import net
+
+    if net.CupFinder.available():
+        cal = _learnt_by_network(frame, focal)
+    else:   # (a checkout without the model: the colour search)
+        cal = replace(discover(frame, focal).cal, view_plane=0.0, layout_given=False)
+    if not cal.slots:
+        raise CalibrationError("NO_CUPS", "no cup seen on the table")
+    problems = setup_problems(cal.slots)
+    if problems:
+        raise CalibrationError("CUPS_NOT_FOUND", "; ".join(problems) + ": stand every cup as at the start of a "
+                               "game, keep hands and the balls off the table, and calibrate again")
+    return cal
+
+
+# Learning a set-up from the network's finds (see _learnt_by_network): a cup is taken down to
+# LEARN_LOW where the other side has one as sure; one as sure as LEARN_EXTRA with no counterpart
+# on the other side is a cup the set-up lacks there (or something else): refused
+LEARN_FLOOR, LEARN_LOW, LEARN_EXTRA = 0.15, 0.2, 0.7   # (chosen on 38 training set-ups: 35 learnt, 29 exact)
+
+
+def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
+    """The standing cups the network finds (:mod:`companion.vision.cups.net`) as the slots, where
+    their rims show on the table's plane; the rims' size there from how far apart neighbouring
+    cups stand (touching or a few millimetres apart, as players set them).
+
+    A set-up is a strong check: both sides hold the same cups of every colour and one silver cup
+    each. So for each colour the k-th surest find of one side is taken with the k-th of the other
+    while both are at least LEARN_LOW sure (a cup the network is unsure of, a white-inside cup on a
+    cloth of its colour, is vouched for by its counterpart); what is left over on a side is
+    ignored unless the network is sure of it (LEARN_EXTRA): then the sides differ, and learn()
+    refuses, naming the side and colour."""
+    from companion.vision.cups.net import CUP_H_MM, finder, reading
+
+    cal = calibrate_markers(frame, focal)
+    width, depth = cal.layout.table_w, cal.layout.table_h
+    eye = (-cal.R.T @ cal.tvec).ravel()
+    cupfinder = finder()
+    found = reading(cupfinder.find(frame, cal.homography, width, depth, LEARN_FLOOR), eye, width, depth)
+    _one_silver_a_side(found, cupfinder, eye, width, depth)
+    kept = [c for c in found.cups if c.cup == "silver"]
+    for colour in COLOURS:
+        mine = {side: sorted((c for c in found.cups if c.cup == colour and c.side == side), key=lambda c: -c.score)
+                for side in ("A", "B")}
+        n = 0
+        while n < min(len(mine["A"]), len(mine["B"])) and min(mine["A"][n].score, mine["B"][n].score) >= LEARN_LOW:
+            n += 1
+        for side in ("A", "B"):
+            kept += mine[side][:n]
+            kept += [c for c in mine[side][n:] if c.score >= LEARN_EXTRA]   # (the check then refuses)
+    count: Counter[tuple[str, str]] = Counter()
+    slots = []
+    for c in sorted(kept, key=lambda c: (c.side, c.cup, -c.y, c.x)):
+        slots.append(Slot(c.side, c.cup, count[(c.side, c.cup)], c.x, c.y))
+        count[(c.side, c.cup)] += 1
+    xy = np.array([(s.x, s.y) for s in slots]).reshape(-1, 2)
+    rim = DEFAULT.rim_d
+    if len(xy) >= 2:
+        d = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
+        np.fill_diagonal(d, np.inf)
+        rim = float(np.clip(0.92 * np.median(d.min(axis=1)), 60.0, 150.0))
+    per_row = max([n for (_, cup), n in count.items() if cup != "silver"], default=DEFAULT.cups_per_row)
+    layout = replace(cal.layout, rim_d=rim, base_d=rim * DEFAULT.base_d / DEFAULT.rim_d, cup_h=CUP_H_MM,
+                     cups_per_row=per_row)
+    return replace(cal, layout=layout, slots=slots, view_plane=0.0, layout_given=False)
+
+
+def _one_silver_a_side(found, cupfinder, eye: np.ndarray, width: float, depth: float) -> None:
+    """A set-up has one silver cup a side (RULES.md E): on each side the place the network finds
+    most silver-like (silver's own map, however unsure) is the silver cup, whatever colour it
+    called it there (a grey cup's pale wall passes for a light blue one); other silver finds on
+    that side are something else (a phone, a coin's shine)."""
+    from companion.vision.cups.net import APART_MM, KINDS, STRIDE, stands_at, view_to_mm
+    from companion.vision.cups.reader import CupSeen
+
+    heat = cupfinder.last_heat[KINDS.index(("standing", "silver"))]
+    jj = np.arange(heat.shape[1]) * STRIDE + STRIDE / 2 - 0.5
+    ii = np.arange(heat.shape[0]) * STRIDE + STRIDE / 2 - 0.5
+    xs, ys = view_to_mm(jj, ii)
+    gx, gy = np.meshgrid(xs, ys)
+    half = stands_at(eye, gx, gy)[0] < width / 2   # where a cup showing there stands
+    on_table = (gx > 60) & (gx < width - 60) & (gy > -20) & (gy < depth + 20)
+    for side, mine in (("A", half & on_table), ("B", ~half & on_table)):
+        if not mine.any():
+            continue
+        k = int(np.argmax(np.where(mine, heat, -1.0)))
+        if heat.flat[k] < 0.05:
+            continue
+        x, y = float(gx.flat[k]), float(gy.flat[k])
+        found.cups[:] = [c for c in found.cups
+                         if not (c.cup == "silver" and c.side == side) and math.hypot(c.x - x, c.y - y) >= APART_MM]
+        sx = stands_at(eye, x, y)[0]
+        found.cups.append(CupSeen("A" if sx < width / 2 else "B", "silver", x, y, [], float(heat.flat[k])))
+
+
+def setup_problems(slots: list[Slot]) -> list[str]:
+    """What a set-up's cups lack, in sentences ("side B: 3 of 4 green cups found"); [] when
+    both sides hold the same cups of every colour, at least one each, and a silver cup."""
+    count = Counter((s.side, s.cup) for s in slots)
+    out = []
+    for cup in CUPS:
+        a, b = count[("A", cup)], count[("B", cup)]
+        if cup == "silver":
+            out += [f"side {side}: no silver cup found" for side, n in (("A", a), ("B", b)) if n == 0]
+        elif a == b == 0:
+            out.append(f"no {cup} cup found on either side")
+        elif a != b:
+            few, many = ("A", "B") if a < b else ("B", "A")
+            out.append(f"side {few}: {min(a, b)} of {max(a, b)} {cup} cups found (side {many} has {max(a, b)})")
+    return out
+
+

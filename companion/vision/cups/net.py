@@ -78,14 +78,14 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 class CupFinder:
     """The network, loaded once (``available()`` says whether the model file is there)."""
 
-    def __init__(self, models_dir: Path = MODELS) -> None:
-        self.net = cv2.dnn.readNetFromONNX(str(models_dir / MODEL), ENGINE)
+    def __init__(self, model: Path = MODELS / MODEL) -> None:
+        self.net = cv2.dnn.readNetFromONNX(str(model), ENGINE)
         self.last_view: np.ndarray | None = None
         self.last_heat: np.ndarray | None = None
 
     @staticmethod
-    def available(models_dir: Path = MODELS) -> bool:
-        return (models_dir / MODEL).exists()
+    def available(model: Path = MODELS / MODEL) -> bool:
+        return model.exists()
 
     def heat(self, view: np.ndarray) -> np.ndarray:
         """(kinds, h/4, w/4) probabilities for a top view."""
@@ -151,11 +151,12 @@ def _refined(m: np.ndarray, i: int, j: int) -> tuple[float, float]:
 CUP_H_MM = 115.0   # a cup's height where none is known (cups 90-140 mm): where a rim stands
 
 
-def stands_at(eye: np.ndarray, x: float, y: float, height: float = CUP_H_MM) -> tuple[float, float]:
+def stands_at(eye: np.ndarray, x, y, height: float = CUP_H_MM):
     """Where on the table a thing ``height`` above it stands, that shows at (x, y) on the table's
-    plane: seen from the camera at ``eye`` (table mm), it shows farther from the camera's foot."""
+    plane (numbers or arrays): seen from the camera at ``eye`` (table mm), it shows farther from
+    the camera's foot."""
     k = (eye[2] - height) / eye[2]
-    return float(eye[0] + (x - eye[0]) * k), float(eye[1] + (y - eye[1]) * k)
+    return eye[0] + (x - eye[0]) * k, eye[1] + (y - eye[1]) * k
 
 
 def reading(found: list[Found], eye: np.ndarray, table_w: float, table_h: float | None = None) -> Reading:
@@ -233,18 +234,14 @@ class NetCupReader(CupReader):
     # (100-250 on a Pi 4 core), and the watch judges a cup gone or a ball resting over half a
     # second, which five looks a second still see three times
     every_s = 0.2
+    # it finds the cups turned over with the others, at no extra cost (the watch follows the
+    # silver tally with them; the colour search would need a search of the whole table)
+    sees_turned = True
 
     def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
              turned: bool = True, search_all: bool = True) -> Reading:
         t0 = time.perf_counter()
-        if frame.shape[1] != self.cal.image_size[0] or frame.shape[0] != self.cal.image_size[1]:
-            raise ValueError(f"frame is {frame.shape[1]}×{frame.shape[0]}, calibrated for "
-                             f"{self.cal.image_size[0]}×{self.cal.image_size[1]}")
-        view = self.view(frame)
-        if self.gains is not None:
-            view = cv2.multiply(view, (*self.gains.tolist(), 0.0))
-        lab, val = self.labels(view, self.table_model(frame))
-        self.last_labels, self._value = self.padded(lab), self.padded(val)
+        view, self.last_labels, self._value = self.labelled(frame)
         L = self.layout
         found = finder().find(frame, self.cal.homography, L.table_w, L.table_h)
         self.last_found = found
@@ -262,12 +259,11 @@ class NetCupReader(CupReader):
             near = [c for c in out.cups if math.hypot(c.x - b.x, c.y - b.y) < 45.0]
             if near:
                 min(near, key=lambda c: math.hypot(c.x - b.x, c.y - b.y)).ball = 1.0
-        if turned:
+        if turned:   # (on the side where each stands, none off the table: as in a photo)
             eye = (-self.cal.R.T @ self.cal.tvec).ravel()
-            for f in found:
-                if f.kind == "turned":
-                    side = "A" if stands_at(eye, f.x, f.y)[0] < L.table_w / 2 else "B"
-                    out.upside_down.append(CupSeen(side, f.cup, f.x, f.y, [], surety(f.score)))
+            out.upside_down = reading([f for f in found if f.kind == "turned"], eye, L.table_w, L.table_h).upside_down
+            for c in out.upside_down:
+                c.score = surety(c.score)
         self._centres(out.cups + out.upside_down)
         out.ms = (time.perf_counter() - t0) * 1000
         self.last_view = view

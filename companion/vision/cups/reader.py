@@ -174,6 +174,8 @@ class Reading:
 class CupReader:
     """Reads frames of one calibrated camera."""
 
+    sees_turned = False   # cups turned over cost a search of the whole table (read(turned=True))
+
     def __init__(self, cal: Calibration, area: tuple[float, float, float, float] | None = None,
                  plane: float | None = None) -> None:
         """``area`` (x0, y0, x1, y1 table mm) is what the view spans; by default the slots, the
@@ -523,21 +525,25 @@ class CupReader:
         lab = np.concatenate([self._gather(labels, c, self.ring_off)[0], self._gather(labels, c, self.centre_off)[0]])
         return float((lab != UNKNOWN).mean())
 
-    def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
-             turned: bool = True, search_all: bool = True) -> Reading:
-        """Every cup in the frame. ``hints`` (slot name → where its cup was last seen) makes the
-        common case cheap: a cup found where it was costs nine candidates, not a search; with
-        ``search_all`` False, slots without a hint are not searched at all."""
-        t0 = time.perf_counter()
+    def labelled(self, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The frame's view of the plane (the light undone), its label image and its HSV value,
+        both padded; a frame of another size than the calibration's is a ValueError."""
         if frame.shape[1] != self.cal.image_size[0] or frame.shape[0] != self.cal.image_size[1]:
             raise ValueError(f"frame is {frame.shape[1]}×{frame.shape[0]}, calibrated for "
                              f"{self.cal.image_size[0]}×{self.cal.image_size[1]}")
         view = self.view(frame)
         if self.gains is not None:
             view = cv2.multiply(view, (*self.gains.tolist(), 0.0))
-        table = self.table_model(frame)
-        lab_img, val_img = self.labels(view, table)
-        labels, value = self.padded(lab_img), self.padded(val_img)
+        lab_img, val_img = self.labels(view, self.table_model(frame))
+        return view, self.padded(lab_img), self.padded(val_img)
+
+    def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
+             turned: bool = True, search_all: bool = True) -> Reading:
+        """Every cup in the frame. ``hints`` (slot name → where its cup was last seen) makes the
+        common case cheap: a cup found where it was costs nine candidates, not a search; with
+        ``search_all`` False, slots without a hint are not searched at all."""
+        t0 = time.perf_counter()
+        view, labels, value = self.labelled(frame)
         self._value = value
         if self.weak_lips:
             self._lips = self.padded(self.last_lips)

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str] | dict[str, tuple[str, str]]] = {
     "replay": ("companion.cli.replay", "apply a game log (JSON Lines) and print the final state"),
     "backup": ("companion.cli.backup", "the games, calibration and configuration in one archive, while serving"),
     "restore": ("companion.cli.restore", "put a backup back (the files it replaces are kept aside)"),
+    "support": ("companion.cli.support", "a support bundle: health, configuration without secrets, calibration, log, machine"),
     "dice": ("companion.cli.dice", "read dice (value, colour, position) from images"),
     "cups": ("companion.cli.cups", "read a 21 Exact table's cups from images"),
     "calibrate": {

@@ -48,6 +48,9 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         print(f"companion: {err}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    from companion.web import support
+
+    support.keep_recent_log()  # the support bundle's log/recent.txt: the journal is root's to read
     data_dir = Path(config["data"]["dir"])
     if data_dir.exists() and not data_dir.is_dir():
         print(f"companion: the data directory {data_dir} is a file, not a directory "
@@ -65,6 +68,8 @@ def run(args: Any, extra: dict[str, Any] | None = None) -> int:
         return 2
     for notice in service.table.notices:
         print(f"companion: WARNING: {notice}", file=sys.stderr, flush=True)
+    config_file = getattr(args, "config", None) or ("companion.toml" if Path("companion.toml").exists() else None)
+    service.app.extensions["companion"].config_file = Path(config_file).resolve() if config_file else None
     service.start()
     if service.rendered is not None:
         print(f"demo: a rendered 21 Exact game plays itself (about {service.rendered.duration:.0f} s); "

@@ -341,12 +341,38 @@ def scores(game_id: int) -> Response:
                    winners=view["winners"], finished=view["finished"], points=points)
 
 
-@api.get("/health")
-def health() -> Response:
+def health_data() -> dict[str, Any]:
     c = ctx()
     camera = c.live.health() if c.live is not None else {"configured": False, "message": "no camera configured"}
-    return jsonify(camera=camera, streams=c.hub.clients, max_streams=c.hub.max_streams, game_id=c.table.game_id,
-                   version=c.table.version, companion=__version__, pin_source=c.pin_source, notices=c.table.notices)
+    return {"camera": camera, "streams": c.hub.clients, "max_streams": c.hub.max_streams, "game_id": c.table.game_id,
+            "version": c.table.version, "companion": __version__, "pin_source": c.pin_source,
+            "notices": c.table.notices}
+
+
+@api.get("/health")
+def health() -> Response:
+    return jsonify(health_data())
+
+
+@api.get("/support.tar.gz")
+def support_bundle() -> Response:
+    """The support bundle (``companion.web.support``): the health, the configuration without its
+    secrets, the calibration, the log, the machine. It needs the PIN (its log names the phones'
+    addresses), or the Pi's own screen."""
+    from companion.web import support
+
+    if not (is_loopback(request.remote_addr) or pin_ok_for_request()):
+        raise ApiError(403, "PIN_REQUIRED", "the support bundle needs the table PIN (enter it on the controller first)")
+    c = ctx()
+    try:
+        health: dict[str, Any] | str = json.loads(json.dumps(health_data(), default=str))
+    except Exception as err:  # the bundle is wanted most when something is broken
+        health = f"the health could not be read: {err.__class__.__name__}: {err}"
+    recent = support.RECENT.text() if support.RECENT is not None else None
+    data, _ = support.build(c.config, health=health, config_file=c.config_file, pin=c.guard.pin, recent=recent,
+                         made_by="the running service (GET /api/support.tar.gz)")
+    return Response(data, mimetype="application/gzip", headers={
+        "Content-Disposition": f'attachment; filename="{support.file_name()}"', "Cache-Control": "no-store"})
 
 
 @api.get("/frame.jpg")

@@ -4,6 +4,7 @@ interface through which the web reaches the running service."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from flask import current_app
@@ -45,6 +46,7 @@ class Companion:
     pin_source: str  # "config", "env" or "generated"
     live: LiveLink | None = None
     public_base: str | None = None  # e.g. "http://192.168.1.20:8000/", set by the server
+    config_file: Path | None = None  # the companion.toml read, for the support bundle; set by `companion serve`
 
     def close(self) -> None:
         self.hub.close()

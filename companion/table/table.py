@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.games.base import GAME_OVER, EventError, Game, RuleError, is_json_type
+from companion.table import stats
 from companion.table.log import EventLog, NotStored, Recovery
 
 Subscriber = Callable[[dict[str, Any]], None]
@@ -125,7 +126,7 @@ class Table:
         self.notices: list[str] = []  # what restoring had to do, for the log and /api/health
         self.alerts: list[dict[str, Any]] = []  # what every page shows: {"code", "message", ...}
         self.version = 0  # bumps with every change, for clients that poll
-        self._finished: dict[int, tuple[int, bool | None]] = {}  # game id -> (rows, finished): history
+        self._summaries: dict[int, tuple[int, dict[str, Any]]] = {}  # game id -> (rows, summary): history
         self._held = _hold(Path(path))
         try:
             self.log, latest, rows = self._open(Path(path))
@@ -524,26 +525,28 @@ class Table:
 
     def games(self) -> list[dict[str, Any]]:
         """Every stored game, newest first, with ``finished`` (None for a game that cannot be
-        restored): the History page offers to resume the unfinished ones."""
+        restored: the History page offers to resume the unfinished ones) and what History shows
+        of it (:func:`companion.table.stats.summary`): ``players`` (sides, teams or players in
+        seat order), ``members`` (the people behind each), ``winners`` and ``scores``."""
         with self._lock:
             listed = self.log.games()
             for g in listed:
-                g["finished"] = self._is_finished(g["id"], g["events"])
+                g.update(self._summary(g["id"], g["events"]))
             return listed
 
-    def _is_finished(self, game_id: int, rows: int) -> bool | None:
+    def _summary(self, game_id: int, rows: int) -> dict[str, Any]:
         """Replays a past game once per change of its rows; the current game is at hand."""
         if game_id == self.game_id and self.game is not None:
-            return bool(self.game.engine.finished(self.game.state))
-        known = self._finished.get(game_id)
+            return stats.summary(self.game.view())
+        known = self._summaries.get(game_id)
         if known is None or known[0] != rows:
             try:
                 game = restore(self.log.events(game_id))[0]
-                known = (rows, bool(game.engine.finished(game.state)))
+                known = (rows, stats.summary(game.view()))
             except (RuleError, EventError):
-                known = (rows, None)
-            self._finished[game_id] = known
-        return known[1]
+                known = (rows, {"finished": None, "players": [], "members": {}, "winners": [], "scores": {}})
+            self._summaries[game_id] = known
+        return copy.deepcopy(known[1])
 
     # -- subscribers
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:

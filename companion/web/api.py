@@ -66,7 +66,7 @@ from werkzeug.exceptions import HTTPException
 
 from companion import __version__
 from companion.games.base import EventError, Game, RuleError, no_json_constant, not_text
-from companion.table import LogUnreadable, NotStored
+from companion.table import LogUnreadable, NotStored, stats
 from companion.table.table import NO_SUCH_GAME, NO_SUCH_PROPOSAL, replay_rows
 from companion.web.auth import is_loopback
 from companion.web.context import ctx
@@ -308,6 +308,13 @@ def pending() -> Response:
 @api.get("/games")
 def games() -> Response:
     return jsonify(games=ctx().table.games(), current=ctx().table.game_id)
+
+
+@api.get("/players")
+def players() -> Response:
+    """The players page: every person's games played and won (per game too), best scores,
+    streaks, and head to head, from the finished games of the log (``companion.table.stats``)."""
+    return jsonify(stats.players(ctx().table.games()))
 
 
 def _rows(game_id: int) -> list[dict[str, Any]]:

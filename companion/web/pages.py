@@ -1,4 +1,4 @@
-"""The pages: scoreboard, controller, set-up, history, camera health. Phone first, dark, no CDN.
+"""The pages: scoreboard, controller, set-up, history, players, camera health. Phone first, dark, no CDN.
 
 Pages are thin HTML shells; the JavaScript in ``static/`` fills them from ``/api/state`` and
 keeps them current from ``/api/stream``. The texts of the phone's language are embedded in each
@@ -131,6 +131,11 @@ def setup() -> str:
 @pages.get("/history")
 def history() -> str:
     return _render("history.html", "history")
+
+
+@pages.get("/players")
+def players() -> str:
+    return _render("players.html", "players")
 
 
 @pages.get("/health")

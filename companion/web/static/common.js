@@ -78,9 +78,18 @@
     return {ok: response.ok, status: response.status, data};
   };
 
-  // A refusal as a sentence: the page's own codes (PIN, STALE) in the phone's language, else the
-  // engine's sentence.
-  C.refusal = (data) => C.t["code_" + data.code] || data.message || data.code;
+  // A refusal as a sentence in the page's language, chosen by its code: the page's own codes
+  // (PIN, STALE) always from the catalogue; the rules' and the server's codes from the catalogue
+  // too ("rule_" + code), except on an English page, where the server's sentence is already in
+  // the page's language and names the players and values the catalogue's general one cannot.
+  // Only a code the catalogue does not know falls back to the server's sentence.
+  C.refusal = function (data) {
+    data = data || {};
+    const own = C.t["code_" + data.code], rule = C.t["rule_" + data.code];
+    if (own !== undefined) return own;
+    if (rule !== undefined && (C.lang !== "en" || !data.message)) return rule;
+    return data.message || data.code || "";
+  };
 
   // Send a change; a refusal is explained in the toast (the engine's own sentence).
   C.change = async function (method, path, body) {

@@ -2,144 +2,369 @@
 # Install the companion on Raspberry Pi OS (64-bit, Bookworm or later) as a systemd service.
 #
 #   git clone … companion && cd companion
-#   sudo deploy/install.sh [--hostname companion] [--no-start]
+#   sudo deploy/install.sh [--hostname companion] [--no-start]   install, or upgrade to this checkout
+#   sudo deploy/install.sh --rollback                            back to the version before the last upgrade
 #
 # What it does (safe to run again to upgrade):
 #   - apt: python3-picamera2 (the camera; it cannot come from PyPI), python3-lgpio (GPIO for
 #     gpiozero), python3-venv, avahi-daemon (the Pi answers as <hostname>.local);
-#   - a venv in /opt/companion/venv made with --system-site-packages (so it sees picamera2 and
-#     lgpio from apt), then `pip install -e .[pi]` of a copy of this checkout in /opt/companion/src
-#     (editable: the dice models and colour defaults in models/ are found beside the package);
+#   - a new release in /opt/companion/releases/VERSION-DATE: a copy of this checkout (src) and its
+#     own venv made with --system-site-packages (so it sees picamera2 and lgpio from apt), with
+#     `pip install -e src[pi]`; then a smoke check of the new release (--version, replay, dice);
+#   - only if all of that worked: a backup of the games, then /opt/companion/current switched to
+#     the new release (/opt/companion/venv and src point through it), the one before kept as
+#     /opt/companion/previous; a failed upgrade leaves the running version as it was;
 #   - a system user `companion` in the `video` and `gpio` groups, data in /var/lib/companion;
-#   - /etc/companion/companion.toml (kept if it exists) and the systemd unit, enabled and started.
+#   - /etc/companion/companion.toml (kept if it exists) and the systemd unit, enabled and started;
+#     if the new release does not answer on /api/health within a minute, it rolls back by itself.
 set -euo pipefail
 
 PREFIX=/opt/companion
 DATA_DIR=/var/lib/companion
 CONF_DIR=/etc/companion
+BACKUP_DIR=/var/backups/companion
 SERVICE_USER=companion
+UNIT=companion.service
 NEW_HOSTNAME=""
 START=1
+KEEP_BACKUPS=5
+HEALTH_WAIT_S=60
 
 usage() {
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 }
-
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --hostname) NEW_HOSTNAME="${2:?--hostname needs a name}"; shift 2 ;;
-        --no-start) START=0; shift ;;
-        -h|--help) usage; exit 0 ;;
-        *) echo "install.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
-    esac
-done
 
 say() { printf '\n== %s\n' "$*"; }
 die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "run it as root: sudo $0"
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-[ -f "$SRC/pyproject.toml" ] || die "run it from a companion checkout ($SRC has no pyproject.toml)"
+# -- releases: build one beside the running one, switch only when it works ----------------------
 
-# -- the system: 64-bit Raspberry Pi OS, Bookworm or later
-# the userland counts, not the kernel: 32-bit Raspberry Pi OS on a Pi 4/5 boots a 64-bit kernel
-# (uname -m says aarch64) and then finds no armhf wheel of OpenCV, which pip tries to build for hours
-arch=$(dpkg --print-architecture 2>/dev/null || echo unknown)
-[ "$arch" = "arm64" ] || die "64-bit Raspberry Pi OS is needed (this system's packages are $arch): OpenCV has no 32-bit ARM wheels"
-# shellcheck disable=SC1091
-. /etc/os-release
-case "${VERSION_CODENAME:-}" in
-    bullseye|buster|stretch|"") die "Raspberry Pi OS Bookworm or later is needed (this is '${VERSION_CODENAME:-unknown}')" ;;
-esac
-python3 - <<'PY' || die "Python 3.11 or later is needed"
+# The version in a checkout (companion/__init__.py), for the release's name.
+source_version() {
+    sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$1/companion/__init__.py" | head -n 1
+}
+
+# The release a link points to (its name), or "none".
+release_of() {
+    if [ -L "$1" ]; then basename "$(readlink "$1")"; else echo none; fi
+}
+
+# Build a release from the checkout $1 and check it; print its directory. On any failure the
+# half-built release is removed and the status is not 0: nothing that runs has changed.
+build_release() {
+    local src=$1 version rel
+    version=$(source_version "$src")
+    [ -n "$version" ] || { echo "install.sh: no __version__ in $src/companion/__init__.py" >&2; return 1; }
+    rel="$PREFIX/releases/$version-$(date +%Y%m%d-%H%M%S)"
+    [ ! -e "$rel" ] || rel="$rel-$$"
+    install -d -m 0755 "$PREFIX/releases" "$rel" "$rel/src"
+    if ! build_into "$src" "$rel" >&2; then
+        rm -rf "$rel"
+        echo "install.sh: the new release was not installed (see above); still running: $(release_of "$PREFIX/current")" >&2
+        return 1
+    fi
+    echo "$rel"
+}
+
+# Every step is checked by hand: this runs where the caller tests its status, and there bash
+# ignores `set -e` (a failed pip would otherwise go on to the switch).
+build_into() {
+    local src=$1 rel=$2
+    # A clean copy of the checkout (no .git, no venvs, no local data) that the service runs from.
+    tar -C "$src" --exclude=.git --exclude=.venv --exclude=venv --exclude=data --exclude=test-output \
+        --exclude='__pycache__' --exclude='*.egg-info' --exclude=build -cf - . | tar -C "$rel/src" -xf - \
+        || { echo "install.sh: cannot copy $src to $rel/src"; return 1; }
+    python3 -m venv --system-site-packages "$rel/venv" || { echo "install.sh: python3 -m venv failed"; return 1; }
+    "$rel/venv/bin/pip" install --quiet --upgrade pip || { echo "install.sh: pip cannot upgrade itself"; return 1; }
+    # Editable (-e), so the service runs the package from the release's src: the dice reader's
+    # networks and the default colour profiles live in src/models, beside the package, and a
+    # plain install would copy only the package into site-packages and leave them behind.
+    "$rel/venv/bin/pip" install --quiet -e "$rel/src[pi]" \
+        || { echo "install.sh: pip install of the new release failed"; return 1; }
+    # The service's user cannot write there: compile the modules now, not at every start.
+    "$rel/venv/bin/python" -m compileall -q "$rel/src/companion" >/dev/null \
+        || { echo "install.sh: the new release's modules do not compile"; return 1; }
+    # OpenCV's wheels bring numpy 2 into the venv; apt's simplejpeg (used by picamera2) is built
+    # against Debian's numpy 1.x and then fails to import ("numpy.dtype size changed", picamera2
+    # issues #1088, #1211). A simplejpeg wheel from PyPI inside the venv matches numpy 2.
+    if ! "$rel/venv/bin/python" -c "import picamera2" 2>/dev/null; then
+        echo "picamera2 does not import with the venv's numpy: installing simplejpeg into the venv"
+        "$rel/venv/bin/pip" install --quiet --force-reinstall simplejpeg || return 1
+    fi
+    "$rel/venv/bin/python" -c "import picamera2, gpiozero, cv2" \
+        || { echo "install.sh: the venv cannot import picamera2, gpiozero and cv2 together"; return 1; }
+    smoke "$rel"
+}
+
+# The new release must run before anything switches to it: its version, a game log replayed to
+# its known score, and the dice of the example frame read with its networks (from /, so no
+# ./companion.toml or ./data is used).
+smoke() {
+    local rel=$1 want got
+    want="companion $(source_version "$rel/src")"
+    got=$(cd / && "$rel/venv/bin/companion" --version) || { echo "install.sh: smoke check: companion --version failed"; return 1; }
+    [ "$got" = "$want" ] || { echo "install.sh: smoke check: --version says '$got', not '$want'"; return 1; }
+    (cd / && "$rel/venv/bin/companion" replay "$rel/src/deploy/smoke-game.jsonl" --compact) \
+        | grep -q '"scores":{"A":5,"B":0}' \
+        || { echo "install.sh: smoke check: companion replay of deploy/smoke-game.jsonl is wrong"; return 1; }
+    (cd / && "$rel/venv/bin/companion" dice "$rel/src/calibration/table.example-frame.jpg" --json >/dev/null) \
+        || { echo "install.sh: smoke check: the new release cannot read dice (its models in $rel/src/models?)"; return 1; }
+    echo "smoke check passed: $got"
+}
+
+# A backup of the games before the switch (a newer version may change the log's format; a
+# rollback runs the older code on the same data). Warned about, never fatal: a damaged log is
+# exactly what a newer version may be needed for.
+backup_games() {
+    local rel=$1 conf="$CONF_DIR/companion.toml"
+    [ -f "$DATA_DIR/table.sqlite" ] || return 0
+    install -d -m 0700 "$BACKUP_DIR"
+    local args=(backup --out "$BACKUP_DIR")
+    if [ -f "$conf" ]; then args+=(--config "$conf"); else args+=(--data-dir "$DATA_DIR"); fi
+    if (cd / && "$rel/venv/bin/companion" "${args[@]}"); then
+        # shellcheck disable=SC2012  # the names are ours: companion-backup-YYYYmmdd-HHMMSS.tar.gz
+        ls -1t "$BACKUP_DIR"/companion-backup-*.tar.gz 2>/dev/null | tail -n +$((KEEP_BACKUPS + 1)) | xargs -r rm -f --
+    else
+        echo "install.sh: WARNING: the games could not be backed up before the upgrade (see above)" >&2
+    fi
+}
+
+# Make the release $1 the current one; the current one becomes the previous one. Each link is
+# replaced by a rename, so it always points at a whole release.
+switch_to() {
+    local rel=$1 old=""
+    [ -L "$PREFIX/current" ] && old=$(readlink "$PREFIX/current")
+    if [ -d "$PREFIX/venv" ] && [ ! -L "$PREFIX/venv" ]; then
+        # the layout before releases: a venv and src of their own, which cannot move (the venv's
+        # scripts name their paths); the service stops while they are replaced by links
+        systemctl stop "$UNIT" 2>/dev/null || true
+        rm -rf "$PREFIX/venv" "$PREFIX/src"
+        echo "replaced the unversioned install in $PREFIX/venv and $PREFIX/src (nothing to roll back to yet)"
+    fi
+    if ! { ln -sfn "releases/$(basename "$rel")" "$PREFIX/.current.new" && mv -T "$PREFIX/.current.new" "$PREFIX/current"; }; then
+        echo "install.sh: cannot switch $PREFIX/current to $rel" >&2
+        return 1
+    fi
+    if [ -n "$old" ] && [ "$old" != "releases/$(basename "$rel")" ]; then
+        ln -sfn "$old" "$PREFIX/.previous.new"
+        mv -T "$PREFIX/.previous.new" "$PREFIX/previous"
+    fi
+    local name
+    for name in venv src; do
+        if [ ! -L "$PREFIX/$name" ]; then
+            ln -sfn "current/$name" "$PREFIX/.$name.new"
+            mv -T "$PREFIX/.$name.new" "$PREFIX/$name"
+        fi
+    done
+}
+
+# Every release but the current and the previous one is removed.
+prune_releases() {
+    local keep_cur keep_prev dir
+    keep_cur=$(release_of "$PREFIX/current")
+    keep_prev=$(release_of "$PREFIX/previous")
+    for dir in "$PREFIX"/releases/*/; do
+        [ -d "$dir" ] || continue
+        case "$(basename "$dir")" in
+            "$keep_cur"|"$keep_prev") ;;
+            *) rm -rf "$dir" ;;
+        esac
+    done
+}
+
+# The port of the configuration (8000 when it names none).
+service_port() {
+    local port=""
+    [ -f "$CONF_DIR/companion.toml" ] && port=$(sed -n 's/^port *= *\([0-9][0-9]*\).*/\1/p' "$CONF_DIR/companion.toml" | head -n 1)
+    echo "${port:-8000}"
+}
+
+# Where the service listens, as this machine reaches it: the configured address, or loopback
+# when it listens on every address (the default).
+service_host() {
+    local host=""
+    [ -f "$CONF_DIR/companion.toml" ] && host=$(sed -n 's/^host *= *"\([^"]*\)".*/\1/p' "$CONF_DIR/companion.toml" | head -n 1)
+    case "$host" in
+        ""|0.0.0.0|::) echo 127.0.0.1 ;;
+        *:*) echo "[$host]" ;;
+        *) echo "$host" ;;
+    esac
+}
+
+# True once the service answers /api/health with its current release's version.
+service_answers() {
+    local want
+    want=$(source_version "$PREFIX/current/src")
+    "$PREFIX/current/venv/bin/python" - "$(service_host):$(service_port)" "$want" <<'PY'
+import json, sys, urllib.request
+try:
+    with urllib.request.urlopen(f"http://{sys.argv[1]}/api/health", timeout=3) as r:
+        sys.exit(0 if json.load(r).get("companion") == sys.argv[2] else 1)
+except Exception:
+    sys.exit(1)
+PY
+}
+
+# Restart the unit and wait until it answers; false when it never does.
+restart_and_check() {
+    systemctl restart "$UNIT" || return 1
+    local waited=0
+    while [ "$waited" -lt "$HEALTH_WAIT_S" ]; do
+        if service_answers; then return 0; fi
+        sleep 2
+        waited=$((waited + 2))
+    done
+    return 1
+}
+
+# Switch current and previous, restart, and check. Status 1 when there is nothing to go back to.
+rollback() {
+    if ! { [ -L "$PREFIX/previous" ] && [ -d "$PREFIX/$(readlink "$PREFIX/previous")" ]; }; then
+        echo "install.sh: nothing to roll back to: no previous release in $PREFIX (only an upgrade keeps one)" >&2
+        return 1
+    fi
+    local from to
+    from=$(readlink "$PREFIX/current")
+    to=$(readlink "$PREFIX/previous")
+    if ! { ln -sfn "$to" "$PREFIX/.current.new" && mv -T "$PREFIX/.current.new" "$PREFIX/current"; }; then
+        echo "install.sh: cannot switch $PREFIX/current back to $to" >&2
+        return 1
+    fi
+    ln -sfn "$from" "$PREFIX/.previous.new"
+    mv -T "$PREFIX/.previous.new" "$PREFIX/previous"
+    echo "rolled back from $(basename "$from") to $(basename "$to") (the data and configuration are not changed;"
+    echo "  a backup taken before the upgrade is in $BACKUP_DIR)"
+}
+
+# The upgrade itself: build and check a release from $1, back up, switch; with START=1 restart,
+# and go back by itself when the new release does not answer.
+upgrade() {
+    local src=$1 rel
+    rel=$(build_release "$src") || return 1
+    backup_games "$rel"
+    switch_to "$rel" || return 1
+    prune_releases
+    echo "current: $(release_of "$PREFIX/current"), previous: $(release_of "$PREFIX/previous")"
+}
+
+# After the unit is in place: start the new release, and roll back when it does not answer.
+start_checked() {
+    [ "$START" -eq 1 ] || return 0
+    if restart_and_check; then
+        echo "the companion answers: $(release_of "$PREFIX/current")"
+        return 0
+    fi
+    echo "install.sh: the new release did not answer on http://$(service_host):$(service_port)/api/health within ${HEALTH_WAIT_S} s" >&2
+    journalctl -u "$UNIT" -n 20 --no-pager 2>/dev/null || true
+    if rollback && restart_and_check; then
+        die "rolled back: the companion runs $(release_of "$PREFIX/current") again"
+    fi
+    die "the companion does not answer, and there was no working release to go back to: journalctl -u companion"
+}
+
+main() {
+    local mode=install
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --hostname) NEW_HOSTNAME="${2:?--hostname needs a name}"; shift 2 ;;
+            --no-start) START=0; shift ;;
+            --rollback) mode=rollback; shift ;;
+            -h|--help) usage; exit 0 ;;
+            *) echo "install.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+        esac
+    done
+
+    [ "$(id -u)" -eq 0 ] || die "run it as root: sudo $0"
+    if [ "$mode" = rollback ]; then
+        rollback || exit 1
+        if [ "$START" -eq 1 ]; then
+            restart_and_check || die "the companion does not answer after the rollback: journalctl -u companion"
+            echo "the companion answers: $(release_of "$PREFIX/current")"
+        fi
+        exit 0
+    fi
+
+    local src
+    src=$(cd "$(dirname "$0")/.." && pwd)
+    [ -f "$src/pyproject.toml" ] || die "run it from a companion checkout ($src has no pyproject.toml)"
+
+    # -- the system: 64-bit Raspberry Pi OS, Bookworm or later
+    # the userland counts, not the kernel: 32-bit Raspberry Pi OS on a Pi 4/5 boots a 64-bit kernel
+    # (uname -m says aarch64) and then finds no armhf wheel of OpenCV, which pip tries to build for hours
+    local arch
+    arch=$(dpkg --print-architecture 2>/dev/null || echo unknown)
+    [ "$arch" = "arm64" ] || die "64-bit Raspberry Pi OS is needed (this system's packages are $arch): OpenCV has no 32-bit ARM wheels"
+    # shellcheck disable=SC1091
+    . /etc/os-release
+    case "${VERSION_CODENAME:-}" in
+        bullseye|buster|stretch|"") die "Raspberry Pi OS Bookworm or later is needed (this is '${VERSION_CODENAME:-unknown}')" ;;
+    esac
+    python3 - <<'PY' || die "Python 3.11 or later is needed"
 import sys
 sys.exit(0 if sys.version_info >= (3, 11) else 1)
 PY
 
-say "apt packages"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends \
-    python3-venv python3-pip python3-picamera2 python3-lgpio avahi-daemon libnss-mdns
+    say "apt packages"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends \
+        python3-venv python3-pip python3-picamera2 python3-lgpio avahi-daemon libnss-mdns
 
-say "user '$SERVICE_USER' (groups video, gpio) and $DATA_DIR"
-getent group gpio >/dev/null || groupadd --system gpio
-if ! id "$SERVICE_USER" >/dev/null 2>&1; then
-    useradd --system --home-dir "$DATA_DIR" --no-create-home --shell /usr/sbin/nologin "$SERVICE_USER"
-fi
-usermod -a -G video,gpio "$SERVICE_USER"
-install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0750 "$DATA_DIR"
-
-say "the program in $PREFIX"
-# A clean copy of the checkout (no .git, no venvs, no local data) that the service runs from
-# (emptied first, so a module removed upstream does not stay importable after an upgrade).
-rm -rf "$PREFIX/src"
-install -d -m 0755 "$PREFIX" "$PREFIX/src"
-tar -C "$SRC" --exclude=.git --exclude=.venv --exclude=venv --exclude=data --exclude=test-output \
-    --exclude='__pycache__' --exclude='*.egg-info' --exclude=build -cf - . | tar -C "$PREFIX/src" -xf -
-if [ ! -x "$PREFIX/venv/bin/python" ]; then
-    python3 -m venv --system-site-packages "$PREFIX/venv"
-fi
-"$PREFIX/venv/bin/pip" install --quiet --upgrade pip
-# Editable (-e), so the service runs the package from $PREFIX/src: the dice reader's networks
-# and the default colour profiles live in $PREFIX/src/models, beside the package, and a plain
-# install would copy only the package into site-packages and leave them behind (the service
-# would stop at every start with "cannot read .../models/dice-colours.json").
-"$PREFIX/venv/bin/pip" install --quiet -e "$PREFIX/src[pi]"
-# The service's user cannot write there: compile the modules now, not at every start.
-"$PREFIX/venv/bin/python" -m compileall -q "$PREFIX/src/companion" >/dev/null
-# OpenCV's wheels bring numpy 2 into the venv; apt's simplejpeg (used by picamera2) is built
-# against Debian's numpy 1.x and then fails to import ("numpy.dtype size changed", picamera2
-# issues #1088, #1211). A simplejpeg wheel from PyPI inside the venv matches numpy 2.
-if ! "$PREFIX/venv/bin/python" -c "import picamera2" 2>/dev/null; then
-    echo "picamera2 does not import with the venv's numpy: installing simplejpeg into the venv"
-    "$PREFIX/venv/bin/pip" install --quiet --force-reinstall simplejpeg
-fi
-"$PREFIX/venv/bin/python" -c "import picamera2, gpiozero, cv2" \
-    || die "the venv cannot import picamera2, gpiozero and cv2 together"
-# The vision the service builds at start: the dice networks and colour profiles must load and
-# read the dice of the example frame shipped in calibration/ (from /, so no ./data is used).
-(cd / && "$PREFIX/venv/bin/companion" dice "$PREFIX/src/calibration/table.example-frame.jpg" --json >/dev/null) \
-    || die "the installed companion cannot read dice (its models in $PREFIX/src/models?)"
-
-say "configuration in $CONF_DIR"
-install -d -m 0755 "$CONF_DIR"
-if [ ! -f "$CONF_DIR/companion.toml" ]; then
-    install -m 0644 "$SRC/deploy/companion.toml" "$CONF_DIR/companion.toml"
-    echo "wrote $CONF_DIR/companion.toml (edit it, then: sudo systemctl restart companion)"
-else
-    echo "kept your $CONF_DIR/companion.toml"
-fi
-if [ ! -f "$CONF_DIR/environment" ]; then
-    install -m 0640 -g "$SERVICE_USER" /dev/null "$CONF_DIR/environment"
-    echo "# COMPANION_PIN=1234" >"$CONF_DIR/environment"
-fi
-
-say "network name"
-if [ -n "$NEW_HOSTNAME" ]; then
-    if command -v raspi-config >/dev/null 2>&1; then
-        raspi-config nonint do_hostname "$NEW_HOSTNAME"
-    else
-        hostnamectl set-hostname "$NEW_HOSTNAME"
+    say "user '$SERVICE_USER' (groups video, gpio) and $DATA_DIR"
+    getent group gpio >/dev/null || groupadd --system gpio
+    if ! id "$SERVICE_USER" >/dev/null 2>&1; then
+        useradd --system --home-dir "$DATA_DIR" --no-create-home --shell /usr/sbin/nologin "$SERVICE_USER"
     fi
-fi
-systemctl enable --now avahi-daemon
-NAME=$(hostnamectl --static 2>/dev/null || hostname)
-[ -n "$NEW_HOSTNAME" ] && NAME=$NEW_HOSTNAME
+    usermod -a -G video,gpio "$SERVICE_USER"
+    install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0750 "$DATA_DIR"
 
-say "systemd service"
-install -m 0644 "$SRC/deploy/companion.service" /etc/systemd/system/companion.service
-systemctl daemon-reload
-systemctl enable companion.service
-if [ "$START" -eq 1 ]; then
-    systemctl restart companion.service
-    sleep 2
-    systemctl --no-pager --lines=5 status companion.service || true
-fi
+    say "configuration in $CONF_DIR"
+    install -d -m 0755 "$CONF_DIR"
+    if [ ! -f "$CONF_DIR/companion.toml" ]; then
+        install -m 0644 "$src/deploy/companion.toml" "$CONF_DIR/companion.toml"
+        echo "wrote $CONF_DIR/companion.toml (edit it, then: sudo systemctl restart companion)"
+    else
+        echo "kept your $CONF_DIR/companion.toml"
+    fi
+    if [ ! -f "$CONF_DIR/environment" ]; then
+        install -m 0640 -g "$SERVICE_USER" /dev/null "$CONF_DIR/environment"
+        echo "# COMPANION_PIN=1234" >"$CONF_DIR/environment"
+    fi
 
-PORT=$(sed -n 's/^port *= *\([0-9][0-9]*\).*/\1/p' "$CONF_DIR/companion.toml" | head -n 1)
-say "done: open http://${NAME}.local:${PORT:-8000} on a phone on the same Wi-Fi"
-echo "logs: journalctl -u companion -f"
-if [ -n "$NEW_HOSTNAME" ]; then
-    echo "the new name takes effect after a reboot: sudo reboot"
+    say "the program: a new release in $PREFIX/releases (running now: $(release_of "$PREFIX/current"))"
+    install -d -m 0755 "$PREFIX"
+    upgrade "$src" || die "the upgrade stopped before anything was switched: the companion runs as before"
+
+    say "network name"
+    if [ -n "$NEW_HOSTNAME" ]; then
+        if command -v raspi-config >/dev/null 2>&1; then
+            raspi-config nonint do_hostname "$NEW_HOSTNAME"
+        else
+            hostnamectl set-hostname "$NEW_HOSTNAME"
+        fi
+    fi
+    systemctl enable --now avahi-daemon
+    local name
+    name=$(hostnamectl --static 2>/dev/null || hostname)
+    [ -n "$NEW_HOSTNAME" ] && name=$NEW_HOSTNAME
+
+    say "systemd service"
+    install -m 0644 "$src/deploy/companion.service" "/etc/systemd/system/$UNIT"
+    systemctl daemon-reload
+    systemctl enable "$UNIT"
+    start_checked
+
+    say "done: open http://${name}.local:$(service_port) on a phone on the same Wi-Fi"
+    echo "logs: journalctl -u companion -f"
+    if [ -L "$PREFIX/previous" ]; then
+        echo "back to $(release_of "$PREFIX/previous") if this one misbehaves: sudo $0 --rollback"
+    fi
+    if [ -n "$NEW_HOSTNAME" ]; then
+        echo "the new name takes effect after a reboot: sudo reboot"
+    fi
+}
+
+# Sourced (the tests call the functions on a temporary prefix), it defines them and stops here.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    main "$@"
 fi

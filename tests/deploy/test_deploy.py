@@ -38,7 +38,10 @@ def test_unit_runs_what_the_installer_installs_as_the_unprivileged_user():
     service = unit()["Service"]
     script = (DEPLOY / "install.sh").read_text()
     assert service["ExecStart"] == "/opt/companion/venv/bin/companion serve --config /etc/companion/companion.toml"
-    assert "PREFIX=/opt/companion" in script and 'python3 -m venv --system-site-packages "$PREFIX/venv"' in script
+    # each release has its own venv; /opt/companion/venv points through /opt/companion/current to
+    # the current one's (tests/deploy/test_install_releases.py runs that path)
+    assert "PREFIX=/opt/companion" in script and 'python3 -m venv --system-site-packages "$rel/venv"' in script
+    assert 'ln -sfn "current/$name"' in script
     assert 'CONF_DIR/companion.toml' in script and "CONF_DIR=/etc/companion" in script
     assert service["User"] == "companion" and "SERVICE_USER=companion" in script
     assert set(service["SupplementaryGroups"].split()) == {"video", "gpio"}
@@ -47,7 +50,7 @@ def test_unit_runs_what_the_installer_installs_as_the_unprivileged_user():
     assert service["WorkingDirectory"] == "/var/lib/companion" and "DATA_DIR=/var/lib/companion" in script
     assert "PrivateDevices" not in service  # the camera and GPIO devices must stay reachable
     assert "python3-picamera2" in script and "python3-lgpio" in script and "avahi-daemon" in script
-    assert '"$PREFIX/src[pi]"' in script
+    assert '"$rel/src[pi]"' in script
 
 
 def test_install_script_is_valid_bash():
@@ -75,11 +78,11 @@ def test_install_script_rejects_unknown_options():
 def installer_copy(dest: Path) -> None:
     """Copy this checkout to ``dest`` with the installer's own tar command (its excludes)."""
     script = (DEPLOY / "install.sh").read_text()
-    match = re.search(r'^tar -C "\$SRC".*?\| tar -C "\$PREFIX/src" -xf -$', script, re.M | re.S)
+    match = re.search(r'tar -C "\$src".*?\| tar -C "\$rel/src" -xf -', script, re.S)
     assert match, "install.sh no longer copies the checkout with tar"
     (dest / "src").mkdir(parents=True)
     subprocess.run(["bash", "-c", match.group(0)], check=True,
-                   env={**os.environ, "SRC": str(DEPLOY.parent), "PREFIX": str(dest)})
+                   env={**os.environ, "src": str(DEPLOY.parent), "rel": str(dest)})
 
 
 def test_the_installed_service_finds_its_models_from_its_copy_of_the_checkout(tmp_path: Path):
@@ -88,7 +91,7 @@ def test_the_installed_service_finds_its_models_from_its_copy_of_the_checkout(tm
     must hold them. A plain `pip install` left them behind and the service stopped at every start
     ("cannot read …/models/dice-colours.json"), restarted by systemd every two seconds."""
     script = (DEPLOY / "install.sh").read_text()
-    assert 'pip" install --quiet -e "$PREFIX/src[pi]"' in script
+    assert 'pip" install --quiet -e "$rel/src[pi]"' in script
     installer_copy(tmp_path)
     assert (tmp_path / "src" / "models" / "dice-finder.onnx").is_file()
     elsewhere = tmp_path / "cwd"
@@ -103,7 +106,7 @@ def test_the_installed_service_finds_its_models_from_its_copy_of_the_checkout(tm
         [sys.executable, "-c", "import companion.vision.dice.reader as d; print(d.MODELS)"],
         cwd=elsewhere, env=env, capture_output=True, text=True).stdout
     # ... and the installer checks the same before it starts the service
-    assert 'companion" dice "$PREFIX/src/calibration/table.example-frame.jpg" --json' in script
+    assert 'companion" dice "$rel/src/calibration/table.example-frame.jpg" --json' in script
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the script stops first when not root")

@@ -4,6 +4,7 @@
 #   git clone … companion && cd companion
 #   sudo deploy/install.sh [--hostname companion] [--no-start]   install, or upgrade to this checkout
 #   sudo deploy/install.sh --rollback                            back to the version before the last upgrade
+#   sudo deploy/install.sh --uninstall [--purge]                 remove it (--purge: the games and settings too)
 #
 # What it does (safe to run again to upgrade):
 #   - apt: python3-picamera2 (the camera; it cannot come from PyPI), python3-lgpio (GPIO for
@@ -25,13 +26,14 @@ CONF_DIR=/etc/companion
 BACKUP_DIR=/var/backups/companion
 SERVICE_USER=companion
 UNIT=companion.service
+UNIT_DIR=/etc/systemd/system
 NEW_HOSTNAME=""
 START=1
 KEEP_BACKUPS=5
 HEALTH_WAIT_S=60
 
 usage() {
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 say() { printf '\n== %s\n' "$*"; }
@@ -262,19 +264,54 @@ start_checked() {
     die "the companion does not answer, and there was no working release to go back to: journalctl -u companion"
 }
 
+# Stop and disable the unit, remove the program; the data, configuration and backups stay
+# unless $1 is "purge" (then they go too, with the service's user).
+uninstall() {
+    local purge=${1:-}
+    case "$PREFIX" in ""|/) echo "install.sh: refusing to remove the prefix '$PREFIX'" >&2; return 1 ;; esac
+    systemctl disable --now "$UNIT" 2>/dev/null || true
+    rm -f "$UNIT_DIR/$UNIT"
+    systemctl daemon-reload 2>/dev/null || true
+    rm -rf "$PREFIX"
+    echo "removed the service ($UNIT) and the program ($PREFIX: every release and its venv)"
+    if [ "$purge" = purge ]; then
+        rm -rf "$DATA_DIR" "$CONF_DIR" "$BACKUP_DIR"
+        if id "$SERVICE_USER" >/dev/null 2>&1; then userdel "$SERVICE_USER" 2>/dev/null || true; fi
+        echo "removed the games, calibration and colour profiles ($DATA_DIR), the configuration and PIN"
+        echo "  ($CONF_DIR), the backups taken at upgrades ($BACKUP_DIR) and the user '$SERVICE_USER'"
+    else
+        echo "kept, to install again or to take away:"
+        echo "  $DATA_DIR   the games (table.sqlite), table.json, colours.json"
+        echo "  $CONF_DIR   companion.toml and environment (the PIN)"
+        [ -d "$BACKUP_DIR" ] && echo "  $BACKUP_DIR   the backups taken before each upgrade"
+        echo "  the user '$SERVICE_USER'; remove all of it with: sudo $0 --uninstall --purge"
+    fi
+    echo "the apt packages (python3-picamera2, python3-lgpio, avahi-daemon, …) stay: other programs may use them"
+}
+
 main() {
-    local mode=install
+    local mode=install purge=""
     while [ $# -gt 0 ]; do
         case "$1" in
             --hostname) NEW_HOSTNAME="${2:?--hostname needs a name}"; shift 2 ;;
             --no-start) START=0; shift ;;
             --rollback) mode=rollback; shift ;;
+            --uninstall) mode=uninstall; shift ;;
+            --purge) purge=purge; shift ;;
             -h|--help) usage; exit 0 ;;
             *) echo "install.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         esac
     done
 
+    if [ -n "$purge" ] && [ "$mode" != uninstall ]; then
+        echo "install.sh: --purge goes with --uninstall" >&2
+        exit 2
+    fi
     [ "$(id -u)" -eq 0 ] || die "run it as root: sudo $0"
+    if [ "$mode" = uninstall ]; then
+        uninstall "$purge" || exit 1
+        exit 0
+    fi
     if [ "$mode" = rollback ]; then
         rollback || exit 1
         if [ "$START" -eq 1 ]; then
@@ -349,7 +386,7 @@ PY
     [ -n "$NEW_HOSTNAME" ] && name=$NEW_HOSTNAME
 
     say "systemd service"
-    install -m 0644 "$src/deploy/companion.service" "/etc/systemd/system/$UNIT"
+    install -m 0644 "$src/deploy/companion.service" "$UNIT_DIR/$UNIT"
     systemctl daemon-reload
     systemctl enable "$UNIT"
     start_checked

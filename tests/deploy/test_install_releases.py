@@ -1,9 +1,9 @@
-"""deploy/install.sh's upgrade and rollback, run for real on a temporary prefix: the script is
+"""deploy/install.sh's upgrade, rollback and uninstall, run for real on a temporary prefix: the script is
 sourced and its functions called, with shims on PATH for what only a Pi has. ``python3 -m venv``
 makes a venv whose ``companion`` is this test's Python running the release's own copy of the
 source (so --version, replay and dice in the smoke check are the real program, of that release),
 ``pip`` fails on request (a wheel missing from PyPI), and ``systemctl`` only writes down what it
-was asked. What is not tested here: apt, useradd, the unit under a real systemd."""
+was asked (``id`` says root, ``userdel`` is written down too). What is not tested here: apt, useradd, the unit under a real systemd."""
 
 from __future__ import annotations
 
@@ -82,11 +82,13 @@ class Box:
         self.data = tmp / "data"
         self.conf = tmp / "etc"
         self.backups = tmp / "backups"
+        self.units = tmp / "systemd"
         self.log = tmp / "shim.log"
         self.bin = tmp / "bin"
         self.bin.mkdir()
         for name, text in (("python3", PYTHON3_SHIM), ("systemctl", SYSTEMCTL_SHIM),
-                           ("journalctl", "#!/bin/sh\necho 'journal: the service did not start'\n")):
+                           ("journalctl", "#!/bin/sh\necho 'journal: the service did not start'\n"),
+                           ("userdel", '#!/bin/sh\necho "userdel $*" >>"$SHIM_LOG"\n')):
             (self.bin / name).write_text(text)
             (self.bin / name).chmod(0o755)
         self.conf.mkdir()
@@ -95,7 +97,7 @@ class Box:
 
     def run(self, body: str, **env: str) -> subprocess.CompletedProcess:
         script = (f'set -euo pipefail; source "{SCRIPT}"; PREFIX="{self.prefix}"; DATA_DIR="{self.data}"; '
-                  f'CONF_DIR="{self.conf}"; BACKUP_DIR="{self.backups}"; HEALTH_WAIT_S=4; {body}')
+                  f'CONF_DIR="{self.conf}"; BACKUP_DIR="{self.backups}"; UNIT_DIR="{self.units}"; HEALTH_WAIT_S=4; {body}')
         full_env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "SHIM_LOG": str(self.log),
                     "REAL_PYTHON": sys.executable, **env}
         return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300, env=full_env)
@@ -253,3 +255,56 @@ def test_rollback_from_the_command_line(box: Box):
     assert "rolled back from 2.0.0-20240101-000000 to 1.0.0-20240101-000000" in out.stdout
     assert box.current() == "releases/1.0.0-20240101-000000"
     assert "systemctl restart companion.service" not in box.calls()
+
+
+def as_root(box: Box) -> None:
+    (box.bin / "id").write_text("#!/bin/sh\necho 0\n")  # `id -u` and `id companion` both answer
+    (box.bin / "id").chmod(0o755)
+
+
+def installed(box: Box) -> None:
+    """Two releases, a unit file, games, a backup: what a Pi has after an upgrade."""
+    fake_release(box, "1.0.0")
+    fake_release(box, "2.0.0")
+    box.units.mkdir()
+    (box.units / "companion.service").write_text((ROOT / "deploy" / "companion.service").read_text())
+    box.data.mkdir()
+    (box.data / "table.sqlite").write_bytes(b"the games")
+    box.backups.mkdir()
+    (box.backups / "companion-backup-20240101-000000.tar.gz").write_bytes(b"a backup")
+
+
+def test_uninstall_removes_the_service_and_the_program_and_keeps_the_data(box: Box):
+    as_root(box)
+    installed(box)
+    out = box.run("main --uninstall")
+    assert out.returncode == 0, out.stderr
+    assert "systemctl disable --now companion.service" in box.calls() and "systemctl daemon-reload" in box.calls()
+    assert not (box.units / "companion.service").exists() and not box.prefix.exists()
+    assert (box.data / "table.sqlite").read_bytes() == b"the games"
+    assert (box.conf / "companion.toml").is_file() and len(list(box.backups.iterdir())) == 1
+    assert f"{box.data}   the games (table.sqlite)" in out.stdout and str(box.conf) in out.stdout
+    assert "--uninstall --purge" in out.stdout
+    assert not any(c.startswith("userdel") for c in box.calls())
+    # again, with nothing left to remove: no error
+    assert box.run("main --uninstall").returncode == 0
+
+
+def test_uninstall_purge_removes_the_data_too(box: Box):
+    as_root(box)
+    installed(box)
+    out = box.run("main --uninstall --purge")
+    assert out.returncode == 0, out.stderr
+    for gone in (box.prefix, box.data, box.conf, box.backups, box.units / "companion.service"):
+        assert not gone.exists(), gone
+    assert "userdel companion" in box.calls()
+    assert f"removed the games, calibration and colour profiles ({box.data})" in out.stdout
+
+
+def test_purge_alone_and_an_empty_prefix_are_refused(box: Box):
+    as_root(box)
+    out = box.run("main --purge")
+    assert out.returncode == 2 and "--purge goes with --uninstall" in out.stderr
+    out = box.run('PREFIX=""; uninstall purge')
+    assert out.returncode == 1 and "refusing to remove the prefix ''" in out.stderr
+    assert box.conf.exists()

@@ -16,6 +16,7 @@
 #     the new release (/opt/companion/venv and src point through it), the one before kept as
 #     /opt/companion/previous; a failed upgrade leaves the running version as it was;
 #   - a system user `companion` in the `video` and `gpio` groups, data in /var/lib/companion;
+#   - /etc/avahi/services/companion.service: phones and apps browsing for _http._tcp find the scoreboard;
 #   - /etc/companion/companion.toml (kept if it exists) and the systemd unit, enabled and started;
 #     if the new release does not answer on /api/health within a minute, it rolls back by itself.
 set -euo pipefail
@@ -27,13 +28,14 @@ BACKUP_DIR=/var/backups/companion
 SERVICE_USER=companion
 UNIT=companion.service
 UNIT_DIR=/etc/systemd/system
+AVAHI_DIR=/etc/avahi/services
 NEW_HOSTNAME=""
 START=1
 KEEP_BACKUPS=5
 HEALTH_WAIT_S=60
 
 usage() {
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 say() { printf '\n== %s\n' "$*"; }
@@ -264,13 +266,28 @@ start_checked() {
     die "the companion does not answer, and there was no working release to go back to: journalctl -u companion"
 }
 
+# The scoreboard announced over DNS-SD as a web server (_http._tcp) on the configured port, so
+# that phones and apps that browse for one list it; avahi-daemon reads the folder by itself.
+install_avahi_service() {
+    local src=$1 port
+    port=$(service_port)
+    install -d -m 0755 "$AVAHI_DIR"
+    if ! { sed "s|<port>[0-9]*</port>|<port>$port</port>|" "$src/deploy/companion-avahi.service" >"$AVAHI_DIR/.companion.service.new" \
+           && chmod 0644 "$AVAHI_DIR/.companion.service.new" \
+           && mv -f "$AVAHI_DIR/.companion.service.new" "$AVAHI_DIR/companion.service"; }; then
+        echo "install.sh: cannot write $AVAHI_DIR/companion.service" >&2
+        return 1
+    fi
+    echo "announced as _http._tcp on port $port ($AVAHI_DIR/companion.service)"
+}
+
 # Stop and disable the unit, remove the program; the data, configuration and backups stay
 # unless $1 is "purge" (then they go too, with the service's user).
 uninstall() {
     local purge=${1:-}
     case "$PREFIX" in ""|/) echo "install.sh: refusing to remove the prefix '$PREFIX'" >&2; return 1 ;; esac
     systemctl disable --now "$UNIT" 2>/dev/null || true
-    rm -f "$UNIT_DIR/$UNIT"
+    rm -f "$UNIT_DIR/$UNIT" "$AVAHI_DIR/companion.service"
     systemctl daemon-reload 2>/dev/null || true
     rm -rf "$PREFIX"
     echo "removed the service ($UNIT) and the program ($PREFIX: every release and its venv)"
@@ -381,6 +398,7 @@ PY
         fi
     fi
     systemctl enable --now avahi-daemon
+    install_avahi_service "$src" || die "cannot announce the scoreboard to avahi"
     local name
     name=$(hostnamectl --static 2>/dev/null || hostname)
     [ -n "$NEW_HOSTNAME" ] && name=$NEW_HOSTNAME

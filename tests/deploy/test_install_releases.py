@@ -83,6 +83,7 @@ class Box:
         self.conf = tmp / "etc"
         self.backups = tmp / "backups"
         self.units = tmp / "systemd"
+        self.avahi = tmp / "avahi"
         self.log = tmp / "shim.log"
         self.bin = tmp / "bin"
         self.bin.mkdir()
@@ -97,7 +98,8 @@ class Box:
 
     def run(self, body: str, **env: str) -> subprocess.CompletedProcess:
         script = (f'set -euo pipefail; source "{SCRIPT}"; PREFIX="{self.prefix}"; DATA_DIR="{self.data}"; '
-                  f'CONF_DIR="{self.conf}"; BACKUP_DIR="{self.backups}"; UNIT_DIR="{self.units}"; HEALTH_WAIT_S=4; {body}')
+                  f'CONF_DIR="{self.conf}"; BACKUP_DIR="{self.backups}"; UNIT_DIR="{self.units}"; AVAHI_DIR="{self.avahi}"; '
+                  f'HEALTH_WAIT_S=4; {body}')
         full_env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "SHIM_LOG": str(self.log),
                     "REAL_PYTHON": sys.executable, **env}
         return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300, env=full_env)
@@ -268,6 +270,8 @@ def installed(box: Box) -> None:
     fake_release(box, "2.0.0")
     box.units.mkdir()
     (box.units / "companion.service").write_text((ROOT / "deploy" / "companion.service").read_text())
+    box.avahi.mkdir()
+    (box.avahi / "companion.service").write_text((ROOT / "deploy" / "companion-avahi.service").read_text())
     box.data.mkdir()
     (box.data / "table.sqlite").write_bytes(b"the games")
     box.backups.mkdir()
@@ -281,6 +285,7 @@ def test_uninstall_removes_the_service_and_the_program_and_keeps_the_data(box: B
     assert out.returncode == 0, out.stderr
     assert "systemctl disable --now companion.service" in box.calls() and "systemctl daemon-reload" in box.calls()
     assert not (box.units / "companion.service").exists() and not box.prefix.exists()
+    assert not (box.avahi / "companion.service").exists()  # no longer announced
     assert (box.data / "table.sqlite").read_bytes() == b"the games"
     assert (box.conf / "companion.toml").is_file() and len(list(box.backups.iterdir())) == 1
     assert f"{box.data}   the games (table.sqlite)" in out.stdout and str(box.conf) in out.stdout

@@ -23,11 +23,45 @@ document.addEventListener("DOMContentLoaded", () => {
   else if (!C.storedPin() && !C.pin) login.hidden = false;
   login.addEventListener("submit", (e) => { e.preventDefault(); enter(document.getElementById("pin-input").value.trim()); });
 
-  document.getElementById("undo").addEventListener("click", () => C.change("POST", "/api/undo"));
+  // Undo sits in the bar under the thumb and says what it takes back ("Undo: Ann → blue"), from
+  // the game's own account of its last event; with nothing to undo it is off.
+  const undo = document.getElementById("undo");
+  undo.addEventListener("click", () => C.change("POST", "/api/undo"));
+  function undoWhat(state) {
+    const last = (state.detail || {}).last;
+    if (!last) return null;
+    const name = last.player || last.dealer || last.next;
+    const cents = (s) => (s === "center" ? tr("center") : s);
+    switch (state.game + " " + last.type) {
+      case "exact21 throw": return last.player + " → " + tr("cup_" + last.cup);
+      case "exact21 dice": return tr("u_dice", {side: last.side});
+      case "twentyone roll": return tr("t21_last_roll", {name});
+      case "twentyone reroll": return tr("t21_last_reroll", {name});
+      case "twentyone enter": return tr("t21_last_enter", {name, dice: (last.entered || []).map((e) => tr("colour_" + e.color) + " " + e.value).join(", ")});
+      case "twentyone strike": return tr("t21_last_strike", {name, row: last.row, cell: last.cell, colour: tr("colour_" + last.color)});
+      case "exactly start_roll": return tr("x_last_start", {name});
+      case "exactly roll": return tr("u_rolled_face", {name, face: last.face});
+      case "exactly move": return tr("x_last_move", {name, value: last.value, from: cents(last.from), to: cents(last.to)});
+      default: break;
+    }
+    const key = {draw: "s21_last_draw", keep: "s21_last_keep", place: "s21_last_place", give: "s21_last_give",
+      take_upcard: "s21_last_take", combine: "s21_last_combine", deal: "s21_last_deal"}[last.type];
+    if (state.game === "stack21" && key)
+      return tr(key, Object.assign({}, last, {name, stacks: (last.stacks || []).join(" + ")}));
+    return null;
+  }
+  function showUndo(state) {
+    const what = state.game && state.seq > 1 ? undoWhat(state) : null;
+    const text = what ? tr("undo_what", {what}) : tr("undo");
+    undo.textContent = "↶ " + text;
+    undo.title = text;
+    undo.disabled = !state.game || !(state.seq > 1);
+  }
   const newDemo = document.getElementById("new-demo");  // only while the demo table plays
   if (newDemo) newDemo.addEventListener("click", () => C.change("POST", "/api/demo/new"));
 
   C.connect((state) => {
+    showUndo(state);
     status.replaceChildren(C.statusLine(state));
     C.showFinal(state, final);
     const list = state.pending || [];

@@ -7,7 +7,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   const list = document.getElementById("games");
   const chart = document.getElementById("chart");
   document.getElementById("conn").dataset.state = "on";
-  const PALETTE = ["#f5c542", "#2f7bff", "#ff4040", "#27c46b", "#c58bff", "#4fd6e8"];
+  const PALETTE = ["#f5c542", "#5b9bff", "#ff6b6b", "#27c46b", "#c58bff", "#4fd6e8"];
   const FONT = 13;  // px on the phone: the chart is drawn at the size it is shown, never scaled down
   // The server stores UTC ("…Z"); a player reads the time of their own phone.
   const when = (iso) => {

@@ -74,7 +74,7 @@
 
   function dicePicker(side) {
     const values = chosen[side] = chosen[side] || {};
-    const box = el("form", {class: "card dice-entry", "data-side": side}, el("h3", {}, tr("set_dice", {side})));
+    const box = el("form", {class: "card dice-entry", "data-side": side}, el("h2", {}, tr("set_dice", {side})));
     for (const c of COLOURS) {
       const opts = el("div", {class: "opts"});
       for (let v = 1; v <= 6; v++) {

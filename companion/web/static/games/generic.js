@@ -79,7 +79,7 @@
   };
 
   C.controllers.generic = function (state, root) {
-    root.appendChild(el("h3", {}, tr("actions")));
+    root.appendChild(el("h2", {}, tr("actions")));
     root.appendChild(C.actionList(state));
     root.appendChild(C.rawEvent(state));
   };

@@ -117,7 +117,7 @@
     const locked = kind === "reroll" ? COLOURS.filter((c) => d.roll[c] === 1) : [];
     const values = rolls[key] = rolls[key] || Object.fromEntries(locked.map((c) => [c, 1]));
     const form = el("form", {class: "card dice-entry t21-dice", "data-kind": kind},
-      el("h3", {}, tr(kind === "roll" ? "t21_set_roll" : "t21_set_reroll", {name: d.roller})));
+      el("h2", {}, tr(kind === "roll" ? "t21_set_roll" : "t21_set_reroll", {name: d.roller})));
     const typed = el("input", {name: "typed", inputmode: "numeric", maxlength: 6, autocomplete: "off",
       placeholder: tr("t21_type_digits"), "aria-label": tr("t21_type_digits")});
     const pickers = {};

@@ -247,8 +247,12 @@
     if (d.hand) head.appendChild(el("div", {class: "s21-up"}, cardChip(d.hand.card)));
     root.appendChild(head);
 
+    // A stock the companion holds (a virtual deck, or dealt with its stock typed in) is drawn by
+    // one tap: the server takes its top card, which the phones are never sent. Only a card the
+    // companion cannot know (the table's own deck) is named on the card pad.
+    const stockKnown = d.stock_size !== null && d.stock_size !== undefined;
     for (const a of of("draw")) {
-      if (a.card !== undefined) root.appendChild(el("button", {type: "button", class: "big" + (a.from === "upcard" ? "" : " primary"), "data-action": "draw",
+      if (a.card !== undefined || (a.from !== "upcard" && stockKnown)) root.appendChild(el("button", {type: "button", class: "big" + (a.from === "upcard" ? "" : " primary"), "data-action": "draw",
         "data-from": a.from || "stock", onclick: () => C.send(a)},
         // the stock's top card stays hidden until drawn; the upcard is face up anyway
         a.from === "upcard" ? tr("s21_draw_upcard", {card: a.card}) : tr("s21_draw_hidden")));

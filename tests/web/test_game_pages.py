@@ -61,8 +61,7 @@ def test_twentyone_T1_T3_T4_T5_T7_played_on_the_controller(browser, server):
     form.locator("button[type=submit]").click()
     ctl.wait_for_selector("#toast:not([hidden])")
     assert "green die's value is missing" in ctl.inner_text("#toast")
-    form.locator("input[name=typed]").fill("451326")  # white black red blue yellow green
-    form.locator("button[type=submit]").click()
+    form.locator("input[name=typed]").fill("451326")  # white black red blue yellow green: the sixth digit sends it
     wait_text(board, '#board .t21-turn [data-die="white"]', "4")
     assert board.locator('#board [data-reroll="yes"]').count() == 1
 
@@ -70,8 +69,7 @@ def test_twentyone_T1_T3_T4_T5_T7_played_on_the_controller(browser, server):
     ctl.click(".t21-reroll summary")
     reroll = ctl.locator('.t21-dice[data-kind="reroll"]')
     assert reroll.locator('button[data-colour="red"][data-value="3"]').is_disabled()
-    reroll.locator("input[name=typed]").fill("441356")
-    reroll.locator("button[type=submit]").click()
+    reroll.locator("input[name=typed]").fill("441356")  # sent by its sixth digit too
     wait_text(board, '#board .t21-turn [data-die="yellow"]', "5")
     assert board.locator('#board [data-reroll="no"]').count() == 1
     assert ctl.locator(".t21-reroll").count() == 0

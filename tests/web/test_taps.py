@@ -116,6 +116,15 @@ def _open(thumb: Thumb, details: Any) -> None:
         thumb.tap(details.locator("summary").first)
 
 
+def changed(page: Any, state: dict[str, Any], timeout: int) -> bool:
+    """Whether the page shows a state other than ``state`` within ``timeout`` ms."""
+    try:
+        page.wait_for_function(f"document.body.dataset.version !== '{state['version']}'", timeout=timeout)
+    except Exception:
+        return False
+    return True
+
+
 def move_exact21(thumb: Thumb, a: dict[str, Any], state: dict[str, Any]) -> None:
     page = thumb.page
     if a["type"] == "dice":
@@ -138,7 +147,8 @@ def move_twentyone(thumb: Thumb, a: dict[str, Any], state: dict[str, Any]) -> No
             _open(thumb, page.locator("details.t21-reroll"))
         form = page.locator(f'.t21-dice[data-kind="{a["type"]}"]')
         thumb.type(form.locator('input[name="typed"]'), "".join(str(a["dice"][c]) for c in T21_COLOURS))
-        thumb.tap(form.locator('button[type="submit"]'))
+        if not changed(page, state, 2000):  # the sixth digit did not send it: the Roll button
+            thumb.tap(form.locator('button[type="submit"]'))
     elif a["type"] == "enter":
         card = page.locator(f'.t21-act[data-player="{a["player"]}"]')
         for colour in a["colors"]:

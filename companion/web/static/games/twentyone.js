@@ -125,9 +125,14 @@
       values[c] = v;
       for (const o of pickers[c].children) o.setAttribute("aria-pressed", Number(o.dataset.value) === v ? "true" : "false");
     }
+    // The sixth digit sends the roll: on a phone the Roll button sits under the open keyboard
+    // and six rows of pickers. Only a field of exactly six dice (1-6, spaces aside) is sent; any
+    // other character waits for the player (and the button).
+    let sending = false;
     typed.addEventListener("input", () => {
       const digits = typed.value.replace(/[^1-6]/g, "").slice(0, 6);
       COLOURS.forEach((c, i) => { if (i < digits.length && !locked.includes(c)) press(c, Number(digits[i])); });
+      if (/^[1-6]{6}$/.test(typed.value.replace(/\s/g, "")) && !sending) form.requestSubmit();
     });
     form.appendChild(el("label", {}, tr("t21_type_hint"), typed));
     for (const c of COLOURS) {
@@ -145,10 +150,14 @@
     form.appendChild(el("button", {type: "submit", class: "primary big"}, tr(kind === "roll" ? "t21_roll" : "t21_reroll")));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
+      if (sending) return;
       const event = {type: kind, player: d.roller, dice: Object.assign({}, values)};
       if (kind === "reroll" && locked.length) event.kept = locked;
-      const r = await C.send(event);
-      if (r.ok) delete rolls[key];
+      sending = true;
+      try {
+        const r = await C.send(event);
+        if (r.ok) delete rolls[key];
+      } finally { sending = false; }
     });
     return form;
   }

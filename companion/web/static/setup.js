@@ -8,6 +8,13 @@ document.addEventListener("DOMContentLoaded", () => {
   const options = document.getElementById("options");
   document.getElementById("conn").dataset.state = "on";
   const lines = (text) => text.split(/\n|,/).map((s) => s.trim()).filter(Boolean);
+  // What a field left empty stands for: shown in it as its placeholder, never as a value the
+  // player must first delete.
+  const SIDES = ["A", "B"], PLAYERS = ["P1", "P2"];
+  // The PIN is asked here, beside Start, on a phone that has none yet (not by a prompt after it).
+  const pinRow = document.getElementById("pin-row");
+  const pinInput = document.getElementById("setup-pin");
+  pinRow.hidden = !!(C.storedPin() || C.pin);
 
   function optionInput(name, spec) {
     const label = tr("opt_" + name);
@@ -36,12 +43,12 @@ document.addEventListener("DOMContentLoaded", () => {
     if (g === "exact21") {
       for (const [i, side] of ["A", "B"].entries()) {
         who.appendChild(el("fieldset", {}, el("legend", {}, tr("side_n", {n: i + 1})),
-          el("label", {}, tr("side_name"), el("input", {name: "side" + i, value: side})),
+          el("label", {}, tr("side_name"), el("input", {name: "side" + i, placeholder: side})),
           el("label", {}, tr("side_players"), el("textarea", {name: "players" + i, rows: 2}))));
       }
     } else {
       who.appendChild(el("label", {}, tr("players") + " (" + tr(g === "twentyone" ? "t21_sheet_hint" : "players_hint") + ")",
-        el("textarea", {name: "players", rows: 4}, g === "exact21" ? "" : "P1\nP2")));
+        el("textarea", {name: "players", rows: 4, placeholder: PLAYERS.join("\n")})));
       if (g === "stack21") {
         // Team play aims at 42 (the engine's default with teams); the field shows it.
         const teams = el("input", {type: "checkbox", name: "teams", onchange: () => {
@@ -62,13 +69,14 @@ document.addEventListener("DOMContentLoaded", () => {
     const event = {type: "new_game", game: g, options: {}};
     if (g === "exact21") {
       event.sides = [0, 1].map((i) => {
-        const side = {name: f["side" + i].value.trim()};
+        const side = {name: f["side" + i].value.trim() || SIDES[i]};
         const players = lines(f["players" + i].value);
         if (players.length) side.players = players;
         return side;
       });
     } else {
-      const players = lines(f.players.value);
+      const typed = lines(f.players.value);
+      const players = typed.length ? typed : PLAYERS;
       if (g === "twentyone") {
         // "Ann" gets the next free sheet; "Ann = C" picks sheet C.
         const taken = new Set(players.map((p) => (p.split("=")[1] || "").trim().toUpperCase()).filter(Boolean));
@@ -108,10 +116,13 @@ document.addEventListener("DOMContentLoaded", () => {
     try { event = newGame(); } catch (err) { C.toast(String(err.message || err)); return; }
     // An unfinished game is only left behind when the player says so (it stays in History).
     const start = (replace) => C.api("POST", "/api/games" + (replace ? "?replace=1" : ""), event);
+    if (!pinRow.hidden && pinInput.value.trim()) C.storePin(pinInput.value.trim());
     let r = await start(false);
     if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN")) {
-      const pin = window.prompt(tr("pin_enter"));
-      if (pin) { C.storePin(pin.trim()); r = await start(false); }
+      pinRow.hidden = false;
+      pinInput.focus();
+      C.toast(tr("error") + ": " + C.refusal(r.data));
+      return;
     }
     if (!r.ok && r.data.code === "GAME_IN_PROGRESS") {
       if (!window.confirm(tr("replace_confirm"))) { C.toast(tr("replace_kept"), true); return; }

@@ -104,6 +104,7 @@
 
   let valueTab = null;   // the value shown when the face is "?"
   const startFaces = {};  // player -> face, kept across re-renders
+  let startOpen = true;   // the start roll's box, as the player left it
 
   function rollButtons(state) {
     const player = state.detail.active;
@@ -136,7 +137,12 @@
       const r = await C.send({type: "start_roll", faces: Object.assign({}, startFaces)});
       if (r.ok) for (const k of Object.keys(startFaces)) delete startFaces[k];
     });
-    return el("details", {class: "x-start-box"}, el("summary", {}, tr("x_start")), form);
+    // Open: before the first roll, rolling for who starts is what a table does first; a table
+    // that just lets the first seat start closes it, or simply rolls.
+    const box = el("details", {class: "x-start-box"}, el("summary", {}, tr("x_start")), form);
+    box.open = startOpen;
+    box.addEventListener("toggle", () => { startOpen = box.open; });
+    return box;
   }
 
   function moveButton(state, move) {

@@ -8,6 +8,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const pending = document.getElementById("pending");
   const mini = document.getElementById("mini");
   const final = document.getElementById("final");
+  const dev = document.getElementById("dev");
 
   async function enter(pin) {
     const r = await C.api("POST", "/api/login", {pin});
@@ -74,7 +75,13 @@ document.addEventListener("DOMContentLoaded", () => {
     mini.replaceChildren();
     if (!state.game) { C.renderBoard(state, controls); return; }
     (C.controllers[state.game] || C.controllers.generic)(state, controls);
-    if (C.controllers[state.game] && !state.finished) controls.appendChild(C.rawEvent(state));
     C.renderBoard(state, mini);
+    // the raw JSON box at the foot of the page, under the board, closed: for developers, not players
+    if (C.controllers[state.game] && !state.finished) {
+      const open = dev.querySelector("details[open]") !== null;
+      const box = C.rawEvent(state);
+      box.open = open;
+      dev.replaceChildren(box);
+    } else dev.replaceChildren();
   });
 });

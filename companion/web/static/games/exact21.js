@@ -102,7 +102,9 @@
     const d = state.detail.sides[side];
     const legal = new Set((state.legal || []).filter((a) => a.type === "throw").map((a) => a.cup));
     const box = el("div", {class: "card"},
-      el("div", {class: "who"}, tr("throw_for", {name: state.detail.thrower, side})));
+      // a side of one player named as the side: "Ann throws", not "Ann (Ann) throws"
+      el("div", {class: "who"}, state.detail.thrower === side ? tr("throw_for_one", {name: side})
+        : tr("throw_for", {name: state.detail.thrower, side})));
     const grid = el("div", {class: "throws"});
     for (const c of [...COLOURS, "silver", "miss"]) {
       let sub = "";

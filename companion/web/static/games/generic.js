@@ -62,12 +62,13 @@
     return box;
   };
 
-  // Any event as JSON: the last resort, so every game can be played from a phone.
+  // Any event as JSON: the last resort, so every game can be played from a phone; a game with a
+  // controller of its own keeps it closed at the foot of the page, for developers.
   C.rawEvent = function (state) {
     const first = (state.legal || [])[0];
     const area = el("textarea", {rows: 3, name: "event"});
     area.value = JSON.stringify(first || {type: ""});
-    const form = el("form", {class: "raw"}, el("label", {}, "JSON"), area,
+    const form = el("form", {class: "raw"}, el("label", {}, "JSON", area),
       el("button", {type: "submit"}, tr("send")));
     form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -75,7 +76,7 @@
       try { event = JSON.parse(area.value); } catch (err) { C.toast("JSON: " + err.message); return; }
       C.send(event);
     });
-    return el("details", {}, el("summary", {}, "{ } JSON"), form);
+    return el("details", {class: "dev"}, el("summary", {}, tr("dev_event")), form);
   };
 
   C.controllers.generic = function (state, root) {

@@ -3,7 +3,7 @@
 # run under QEMU user emulation, compared with this machine (x86_64).
 #
 #   deploy/aarch64-proof.sh [--cache DIR] [--ref REF] [--mirror URL] [--new-root] [--x86-python PY]
-#                           [--root DIR] [--pip-cache DIR]
+#                           [--root DIR] [--pip-cache DIR] [--cpus "cortex-a72 cortex-a76 cortex-a53"]
 #
 # DIR: $COMPANION_AARCH64_CACHE, else ~/.cache/companion-aarch64; --root and --pip-cache put the
 # arm64 root (DIR/root) and pip's cache (DIR/pip-cache) elsewhere.
@@ -27,13 +27,16 @@
 #     an aarch64 Python reports: the log shows which it took and that none was built from source.
 #  3. The same src in an x86_64 venv (DIR/x86), with the versions the arm64 pip chose.
 #  4. `companion replay`, `companion dice --json` and `companion cups --json` on logs and photos
-#     from the repository, on both, compared by deploy/aarch64_compare.py: identical, or the same
+#     from the repository, on x86_64 and on each emulated CPU (--cpus: QEMU's models of the Pi 4's
+#     Cortex-A72, the Pi 5's A76 and the Pi 3B+'s and Zero 2 W's A53, not QEMU's default "max",
+#     which offers instructions no Pi has; a wheel that needed one would stop with SIGILL),
+#     compared by deploy/aarch64_compare.py: identical, or the same
 #     answers (every value, colour, side, count and score equal; centres a fraction of a pixel
 #     apart, objects of equal score in another order), or DIFFERENT (exit status 1). Wall-clock
 #     seconds of each and the readers' own milliseconds, both sides.
 #
 # Output: DIR/out/report.md (the summary; docs/pi.md quotes one), pip-install.log, wheels.tsv,
-# and each command's output per architecture in DIR/out/{x86_64,aarch64}/. A second run reuses
+# and each command's output per machine in DIR/out/{x86_64,aarch64-CPU}/. A second run reuses
 # ROOT and pip's cache in DIR/pip-cache, and builds both venvs anew.
 set -euo pipefail
 
@@ -48,6 +51,8 @@ PIP_CACHE=""
 X86_PYTHON=/usr/bin/python3    # Debian's: the same CPython 3.11.2 as the arm64 root's
 ROOT_PACKAGES=python3,python3-venv,python3-pip,python3-numpy
 QEMU=qemu-aarch64-static
+CPUS="cortex-a72 cortex-a76 cortex-a53"   # Pi 4 (the pip step runs on the first), Pi 5, Pi 3B+
+CPU=cortex-a72                            # the model clean_env hands to QEMU (QEMU_CPU)
 
 usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
 say() { printf '\n== %s\n' "$*"; }
@@ -61,6 +66,7 @@ while [ $# -gt 0 ]; do
         --new-root) NEW_ROOT=1; shift ;;
         --root) ROOT=${2:?--root needs a folder}; shift 2 ;;
         --pip-cache) PIP_CACHE=${2:?--pip-cache needs a folder}; shift 2 ;;
+        --cpus) CPUS=$(echo "${2:?--cpus needs QEMU CPU models}" | tr ',' ' '); shift 2 ;;
         --x86-python) X86_PYTHON=${2:?--x86-python needs a python}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown option '$1' (try --help)" ;;
@@ -91,7 +97,7 @@ PIP_CACHE_DIR=$(cd "$PIP_CACHE_DIR" && pwd)
 clean_env() {
     local cert=()
     [ -f /etc/ssl/certs/ca-certificates.crt ] && cert=(PIP_CERT=/etc/ssl/certs/ca-certificates.crt)
-    env -i PATH=/usr/bin:/bin HOME="$SHOME" LANG=C.UTF-8 PIP_CONFIG_FILE=/dev/null \
+    env -i PATH=/usr/bin:/bin HOME="$SHOME" LANG=C.UTF-8 QEMU_CPU="$CPU" PIP_CONFIG_FILE=/dev/null \
         PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_CACHE_DIR="$PIP_CACHE_DIR" "${cert[@]}" "$@"
 }
 
@@ -143,8 +149,9 @@ arm64_venv() {
     rm -f "$venv/bin/python" "$venv/bin/python3" "$venv/bin/python3.11"
     cat >"$venv/bin/python3.11" <<EOF
 #!/bin/sh
-# arm64 Python 3.11 of $ROOT under QEMU user emulation (deploy/aarch64-proof.sh)
-exec "$QEMU" -L "$ROOT" -0 "\$0" "$ROOT/usr/bin/python3.11" "\$@"
+# arm64 Python 3.11 of $ROOT under QEMU user emulation (deploy/aarch64-proof.sh);
+# QEMU_CPU picks the emulated CPU (a Pi 4's Cortex-A72 unless set)
+exec "$QEMU" -cpu "\${QEMU_CPU:-cortex-a72}" -L "$ROOT" -0 "\$0" "$ROOT/usr/bin/python3.11" "\$@"
 EOF
     chmod 0755 "$venv/bin/python3.11"
     ln -s python3.11 "$venv/bin/python3"
@@ -209,7 +216,7 @@ run_commands() {
 }
 
 main() {
-    local sha t0 t1 pip_s status=0
+    local sha t0 t1 pip_s status=0 cpu
     sha=$(git -C "$REPO" rev-parse --verify "$REF^{commit}") || die "no commit '$REF' in $REPO"
     if [ "$NEW_ROOT" -eq 1 ] || [ ! -f "$ROOT/.companion-aarch64-root" ]; then
         make_root
@@ -218,13 +225,18 @@ main() {
     fi
     rm -rf "$OUT" "$RUN" "$SHOME" "$ARM" "$X86"
     mkdir -p "$OUT" "$RUN" "$SHOME" "$ARM/src" "$X86"
-    echo "qemu: $("$QEMU" --version | head -n 1)"
+    for cpu in $CPUS; do
+        "$QEMU" -cpu "$cpu" -L "$ROOT" "$ROOT/usr/bin/python3.11" -c pass 2>/dev/null \
+            || die "QEMU has no CPU model '$cpu' (qemu-aarch64-static -cpu help)"
+    done
+    CPU=${CPUS%% *}
+    echo "qemu: $("$QEMU" --version | head -n 1); CPU models: $CPUS"
 
     say "release src: git archive $sha"
     git -C "$REPO" archive "$sha" | tar -x -C "$ARM/src"
     ln -s "$ARM/src" "$X86/src"
 
-    say "arm64 venv, as install.sh makes it (all of it under emulation)"
+    say "arm64 venv, as install.sh makes it (all of it under emulation, -cpu $CPU)"
     t0=$(now)
     arm64_venv "$ARM/venv"
     {
@@ -266,8 +278,11 @@ main() {
 
     say "the commands on x86_64 (this machine)"
     run_commands x86_64 "$X86/venv" "$X86/src"
-    say "the commands on aarch64 (emulated)"
-    run_commands aarch64 "$ARM/venv" "$X86/src"
+    for cpu in $CPUS; do
+        say "the commands on aarch64 (emulated, -cpu $cpu)"
+        CPU=$cpu
+        run_commands "aarch64-$cpu" "$ARM/venv" "$X86/src"
+    done
 
     say "same answers?"
     clean_env "$X86/venv/bin/python" "$REPO/deploy/aarch64_compare.py" "$OUT" "$pip_s" \
@@ -276,7 +291,7 @@ main() {
         || status=$?
     echo "report: $OUT/report.md"
     if [ "$status" -ne 0 ]; then
-        echo "aarch64-proof.sh: the answers differ (or a command failed): diff -r $OUT/x86_64 $OUT/aarch64" >&2
+        echo "aarch64-proof.sh: the answers differ (or a command failed): diff -r $OUT/x86_64 $OUT/aarch64-CPU" >&2
         exit 1
     fi
     echo "aarch64-proof.sh: the same answers on aarch64 (emulated) as on x86_64"

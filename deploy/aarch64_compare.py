@@ -2,9 +2,10 @@
 
     python deploy/aarch64_compare.py OUT PIP_SECONDS SOURCE_LINE MACHINE_LINE
 
-OUT holds x86_64/ and aarch64/, each with NAME.json (a command's stdout), NAME.err and
-seconds.tsv (name, wall seconds, exit status). Exit status 0 when every command gave the same
-answers on both, 1 otherwise; OUT/report.md either way.
+OUT holds x86_64/ and one aarch64-CPU/ per emulated CPU model (aarch64-cortex-a72, ...), each
+with NAME.json (a command's stdout), NAME.err and seconds.tsv (name, wall seconds, exit status).
+Exit status 0 when every command gave the same answers on x86_64 and on every aarch64 CPU, 1
+otherwise; OUT/report.md, one table per CPU, either way.
 
 What "the same" means, one verdict per command:
 - identical: the outputs are the same bytes once the readers' own "ms" (the time each image
@@ -22,6 +23,8 @@ import json
 import sys
 from pathlib import Path
 
+# QEMU's CPU models and the Raspberry Pis with that core, in the order the report shows them.
+PIS = {"cortex-a72": "Raspberry Pi 4, 400, CM4", "cortex-a76": "Raspberry Pi 5", "cortex-a53": "Raspberry Pi 3B+, Zero 2 W"}
 FLOAT_TOLERANCE = 0.5  # pixels; the readers round centres to 0.1 px and confidences to 0.001
 TIMING_KEYS = ("ms",)
 
@@ -136,20 +139,28 @@ def seconds(folder: Path) -> dict[str, tuple[float, int]]:
     return {name: (float(s), int(code)) for name, s, code in rows}
 
 
-def report(out: Path, pip_s: str, source: str, machine: str) -> tuple[bool, str]:
-    x86, arm = seconds(out / "x86_64"), seconds(out / "aarch64")
+def aarch64_folders(out: Path) -> list[Path]:
+    """The aarch64-CPU folders, the Pis' models first (PIS's order)."""
+    found = [p for p in out.glob("aarch64*") if p.is_dir()]
+    rank = {f"aarch64-{cpu}": i for i, cpu in enumerate(PIS)}
+    return sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+
+
+def table(out: Path, arm_dir: Path) -> tuple[bool, list[str]]:
+    x86, arm = seconds(out / "x86_64"), seconds(arm_dir)
+    cpu = arm_dir.name.removeprefix("aarch64").lstrip("-")
+    title = f"aarch64, QEMU -cpu {cpu}" + (f" ({PIS[cpu]})" if cpu in PIS else "") if cpu else "aarch64"
     lines = [
-        f"Source: {source}. The arm64 venv (venv, pip install, compileall) under emulation: {float(pip_s):.0f} s.",
-        f"{machine}.",
+        f"### {title}",
         "",
-        "| command | images | wall s x86_64 | wall s aarch64 (QEMU) | readers' ms x86_64 | readers' ms aarch64 | answers |",
+        "| command | images | wall s x86_64 | wall s aarch64 | readers' ms x86_64 | readers' ms aarch64 | answers |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     ok = True
     for name, (xs, xcode) in x86.items():
         a_s, acode = arm.get(name, (float("nan"), -1))
         xt = (out / "x86_64" / f"{name}.json").read_text()
-        at = (out / "aarch64" / f"{name}.json").read_text() if (out / "aarch64" / f"{name}.json").exists() else ""
+        at = (arm_dir / f"{name}.json").read_text() if (arm_dir / f"{name}.json").exists() else ""
         if xcode != 0 or acode != 0:
             same, words = False, f"exit status {xcode} on x86_64, {acode} on aarch64"
         else:
@@ -159,6 +170,22 @@ def report(out: Path, pip_s: str, source: str, machine: str) -> tuple[bool, str]
         ms = f"{xm:.0f} | {am:.0f}" if xm is not None and am is not None else "– | –"
         images = str(len(xt.splitlines())) if xm is not None else "–"
         lines.append(f"| {name} | {images} | {xs:.2f} | {a_s:.2f} | {ms} | {words} |")
+    return ok, lines
+
+
+def report(out: Path, pip_s: str, source: str, machine: str) -> tuple[bool, str]:
+    lines = [
+        f"Source: {source}. The arm64 venv (venv, pip install, compileall) under emulation: {float(pip_s):.0f} s.",
+        f"{machine}.",
+    ]
+    folders = aarch64_folders(out)
+    ok = bool(folders)
+    if not folders:
+        lines += ["", f"no aarch64 outputs in {out}"]
+    for folder in folders:
+        same, rows = table(out, folder)
+        ok = ok and same
+        lines += [""] + rows
     return ok, "\n".join(lines) + "\n"
 
 

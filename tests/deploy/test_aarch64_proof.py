@@ -80,7 +80,7 @@ def test_a_die_value_is_never_within_tolerance() -> None:
 
 
 def test_report_says_exit_status_and_times(tmp_path: Path) -> None:
-    for arch, ms, code in (("x86_64", 30.0, 0), ("aarch64", 3110.3, 1)):
+    for arch, ms, code in (("x86_64", 30.0, 0), ("aarch64-cortex-a72", 3110.3, 1)):
         folder = tmp_path / arch
         folder.mkdir()
         (folder / "dice.json").write_text(lines({"image": "d.jpg", "dice": [], "ms": ms}))
@@ -88,8 +88,16 @@ def test_report_says_exit_status_and_times(tmp_path: Path) -> None:
         (folder / "seconds.tsv").write_text(f"dice\t0.40\t0\nreplay\t0.05\t{code}\n")
     ok, text = compare.report(tmp_path, "171.5", "abc", "here")
     assert not ok
+    assert "### aarch64, QEMU -cpu cortex-a72 (Raspberry Pi 4, 400, CM4)" in text
     assert "| dice | 1 | 0.40 | 0.40 | 30 | 3110 | identical but for the readers' times |" in text
     assert "| replay | – | 0.05 | 0.05 | – | – | exit status 0 on x86_64, 1 on aarch64 |" in text
+
+
+def test_the_pis_cpus_come_first_in_the_report(tmp_path: Path) -> None:
+    for name in ("aarch64-max", "aarch64-cortex-a53", "aarch64-cortex-a72", "x86_64", "aarch64-cortex-a76"):
+        (tmp_path / name).mkdir()
+    assert [p.name for p in compare.aarch64_folders(tmp_path)] == [
+        "aarch64-cortex-a72", "aarch64-cortex-a76", "aarch64-cortex-a53", "aarch64-max"]
 
 
 def test_the_script_says_what_it_needs() -> None:
@@ -122,6 +130,8 @@ def test_aarch64_install_and_readers_give_the_answers_of_x86_64(tmp_path: Path) 
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     text = report.read_text()
     assert "DIFFERENT" not in text and "exit status" not in text
+    for cpu in ("cortex-a72", "cortex-a76", "cortex-a53"):   # the Pi 4's, the Pi 5's, the Pi 3B+'s cores
+        assert f"### aarch64, QEMU -cpu {cpu} " in text
     for name in ("replay-smoke", "dice", "cups", "cups-calibrated"):
         assert f"| {name} |" in text
     wheels = {row.split("\t")[0].lower(): row.split("\t") for row in (tmp_path / "out" / "wheels.tsv").read_text().splitlines()}

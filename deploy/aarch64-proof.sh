@@ -263,7 +263,9 @@ main() {
         die "a locally built (linux_aarch64) wheel is in the venv: $OUT/wheels.tsv"
     fi
     clean_env "$ARM/venv/bin/python" -m pip check | sed 's/^/  pip check: /'
-    clean_env "$ARM/venv/bin/python" -c 'import platform, sys, cv2, numpy; print(f"  {platform.machine()} Python {platform.python_version()}, OpenCV {cv2.__version__}, numpy {numpy.__version__} ({numpy.__file__})")'
+    # Every runtime package imports, lgpio's C extension included (no GPIO chip here: gpiozero's
+    # pins stay unproven, docs/pi.md).
+    clean_env "$ARM/venv/bin/python" -c 'import platform, cv2, numpy, lgpio, gpiozero, flask, waitress, segno; print(f"  {platform.machine()} Python {platform.python_version()}, OpenCV {cv2.__version__}, numpy {numpy.__version__} ({numpy.__file__}); lgpio, gpiozero, flask, waitress, segno import")'
 
     say "install.sh's smoke check on the arm64 release"
     # shellcheck disable=SC1091

@@ -59,7 +59,7 @@ def test_a_tie_for_the_start_is_told_in_the_phones_language(browser, server):
     for lang, locale in LANGS:
         t = texts(lang)
         ctl = phone(browser, f"{server.url}/controller?lang={lang}", errors, locale)
-        ctl.click(".x-start-box summary")
+        ctl.wait_for_selector(".x-start-box[open]")  # open before the first roll
         for name in ("Ann", "Bea"):
             ctl.click(f'.x-start button[data-player="{name}"][data-face="50"]')
         ctl.click(".x-start button[type=submit]")

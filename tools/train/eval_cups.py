@@ -1,4 +1,5 @@
-"""Choose the cup finder's threshold on held-out rendered tables (not imported at runtime)::
+"""Choose the cup finder's threshold (and with the judge, its) on held-out rendered tables (not
+imported at runtime)::
 
     .venv/bin/python -m tools.train.eval_cups DIR [DIR ...] [--model models/cup-finder.onnx]
 
@@ -26,8 +27,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+")
     ap.add_argument("--model", type=Path, default=net.MODELS / net.MODEL)
+    ap.add_argument("--judge", type=Path, default=net.MODELS / net.JUDGE, help="the judge's model ('-': none)")
     a = ap.parse_args()
-    finder = net.CupFinder(a.model)
+    finder = net.CupFinder(a.model, None if str(a.judge) == "-" else a.judge)
     heats = []
     for d in a.dirs:
         for path, truth in scene_truth(d).items():
@@ -38,14 +40,15 @@ def main() -> None:
             except CalibrationError:
                 heats.append((path, truth, None, None, None))
                 continue
-            heat = finder.heat(net.top_view(frame, cal.homography, w, h))
-            heats.append((path, truth, heat, (-cal.R.T @ cal.tvec).ravel(), w))
-    for sure in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6):
+            finder.find(frame, cal.homography, w, h, 0.0, cal=cal)   # (every find at any threshold)
+            heats.append((path, truth, (finder.last_heat, finder.last_judged, h), (-cal.R.T @ cal.tvec).ravel(), w))
+    for sure in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
         right, tally = 0, Counter()
         for _, truth, heat, eye, w in heats:
             got = {"cups": Counter(), "turned": Counter(), "balls": Counter()}
             if heat is not None:
-                r = net.reading(net.peaks(heat, sure), eye, w)
+                finder.last_heat, finder.last_judged, h = heat
+                r = net.reading(finder.refind(w, h, sure), eye, w, h)
                 got = {"cups": Counter((c.side, c.cup) for c in r.cups),
                        "turned": Counter((c.side, c.cup) for c in r.upside_down),
                        "balls": Counter((c.side, c.cup) for c in r.balls())}

@@ -8,7 +8,8 @@ a cell), a heat map per kind of thing: a standing cup of each colour (its rim's 
 turned over of each colour (its top's centre), and a ball resting in a cup (at that cup's rim's
 centre). Peaks of those maps are the cups. It was trained on photo-realistic rendered tables
 (``tools/render/cup_scenes.py``) of every cup make, camera, light and cloth
-(``tools/train/train_cups.py``); runtime is ``cv2.dnn`` alone.
+(``tools/train/train_cups.py``); runtime is ``cv2.dnn`` alone. Given the calibration, each place
+it proposes is looked at again, closer, by the cup judge (:mod:`companion.vision.cups.judge`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.vision.cups.judge import CLASSES as JUDGE_CLASSES
+from companion.vision.cups.judge import MODEL as JUDGE
+from companion.vision.cups.judge import CupJudge
 from companion.vision.cups.reader import CupReader, CupSeen, Reading
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
@@ -36,7 +40,16 @@ APART_MM = 55.0    # two cups' centres are never closer (the smallest rim, 80 mm
 MARKER_CLEAR_MM = 55.0   # a find this near a marker's centre (either way) is the marker
 OFF_TABLE_MM = 60.0      # a cup standing this far outside the markers' rectangle is not on the table
 BARE_EXPLAINED = 0.5     # a place with no cup found and this share of its colours explained is bare
+JUDGE_FLOOR = 0.1        # with the judge (judge.py), the finder's peaks this high are looked at again
+JUDGE_SURE = 0.9         # and a place the judge is this sure holds a cup is one (best on validation renders)
+BALL_SURE = 0.85         # the judge's ball probability that is a ball (validation renders: as many found, fewer false)
+WATCH_SURE = 0.5         # the live watch's bar for a learnt place's cup (NetCupReader.read)
+KIND_EPS, KIND_WEIGHT = 0.05, 2   # how the finder's heat of each kind weighs in the judge's choice
 ENGINE = cv2.dnn.ENGINE_CLASSIC
+
+
+# the finder's kinds in the judge's order of classes (after its "none")
+JUDGE_ORDER = [KINDS.index(tuple(c.split("."))) for c in JUDGE_CLASSES[1:]]
 
 
 def view_matrix(homography: np.ndarray) -> np.ndarray:
@@ -69,6 +82,7 @@ class Found:
     x: float       # table mm on the table's plane (where the rim or the top shows)
     y: float
     score: float
+    kinds: np.ndarray | None = None   # the finder's heat of each cup kind there (KINDS[:-1])
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -78,10 +92,12 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 class CupFinder:
     """The network, loaded once (``available()`` says whether the model file is there)."""
 
-    def __init__(self, model: Path = MODELS / MODEL) -> None:
+    def __init__(self, model: Path = MODELS / MODEL, judge: Path | None = MODELS / JUDGE) -> None:
         self.net = cv2.dnn.readNetFromONNX(str(model), ENGINE)
+        self.judge = CupJudge(judge) if judge is not None and CupJudge.available(judge) else None
         self.last_view: np.ndarray | None = None
         self.last_heat: np.ndarray | None = None
+        self.last_judged: list[Found] | None = None
 
     @staticmethod
     def available(model: Path = MODELS / MODEL) -> bool:
@@ -94,23 +110,50 @@ class CupFinder:
         return _sigmoid(self.net.forward()[0])
 
     def find(self, frame: np.ndarray, homography: np.ndarray, table_w: float, table_h: float,
-             sure: float = SURE) -> list[Found]:
+             sure: float | None = None, cal=None, memo: dict | None = None) -> list[Found]:
         """Every cup and ball in the frame, surest first: peaks of the heat maps, a cup's
-        peaks of several kinds at one place taken as its surest kind."""
+        peaks of several kinds at one place taken as its surest kind. Given the calibration (the
+        camera's pose: which way is up) and the judge's model, every place the finder is even a
+        little sure of (JUDGE_FLOOR) is judged again on the frame's own pixels, and the judge
+        says what stands there, how surely, and whether a ball rests in it (``memo``: see
+        :meth:`CupJudge.judge`)."""
         view = top_view(frame, homography, table_w, table_h)
         self.last_view, self.last_heat = view, self.heat(view)
+        self.last_judged = None
+        if self.judge is not None and cal is not None:
+            self.last_judged = self._judged(frame, cal, self._clear(peaks(self.last_heat, JUDGE_FLOOR, balls=False),
+                                                                    table_w, table_h), memo)
         return self.refind(table_w, table_h, sure)
 
-    def refind(self, table_w: float, table_h: float, sure: float = SURE) -> list[Found]:
-        """The last frame's finds again, at another threshold (no second run of the network)."""
-        assert self.last_heat is not None
+    def _judged(self, frame: np.ndarray, cal, found: list[Found], memo: dict | None = None) -> list[Found]:
+        probs, balls = self.judge.judge(frame, cal, [(f.x, f.y) for f in found], memo)
+        out = []
+        for f, p, b in zip(found, probs, balls, strict=True):
+            # which kind: both looks together (the finder saw the table round it, the judge the
+            # place up close); whether a cup at all: the judge's
+            k = int(np.argmax(p[1:] * (f.kinds[JUDGE_ORDER] + KIND_EPS) ** KIND_WEIGHT)) + 1
+            what, cup = JUDGE_CLASSES[k].split(".")
+            out.append(Found(what, cup, f.x, f.y, float(1.0 - p[0])))
+            if what == "standing" and b >= BALL_SURE:
+                out.append(Found("ball", "", f.x, f.y, float(b)))
+        return out
+
+    @staticmethod
+    def _clear(found: list[Found], table_w: float, table_h: float) -> list[Found]:
         # nothing stands on a marker (it would hide it): a marker's white square is no silver cup
         corners = ((0.0, 0.0), (table_w, 0.0), (table_w, table_h), (0.0, table_h))
-        return [f for f in peaks(self.last_heat, sure)
-                if all(max(abs(f.x - mx), abs(f.y - my)) > MARKER_CLEAR_MM for mx, my in corners)]
+        return [f for f in found if all(max(abs(f.x - mx), abs(f.y - my)) > MARKER_CLEAR_MM for mx, my in corners)]
+
+    def refind(self, table_w: float, table_h: float, sure: float | None = None) -> list[Found]:
+        """The last frame's finds again, at another threshold (no second run of the network)."""
+        assert self.last_heat is not None
+        if self.last_judged is not None:
+            sure = JUDGE_SURE if sure is None else sure
+            return [f for f in self.last_judged if f.score >= (BALL_SURE if f.kind == "ball" else sure)]
+        return self._clear(peaks(self.last_heat, SURE if sure is None else sure), table_w, table_h)
 
 
-def peaks(heat: np.ndarray, sure: float = SURE) -> list[Found]:
+def peaks(heat: np.ndarray, sure: float = SURE, balls: bool = True) -> list[Found]:
     cups = heat[:-1]
     best = cups.max(axis=0)
     kind = cups.argmax(axis=0)
@@ -127,15 +170,17 @@ def peaks(heat: np.ndarray, sure: float = SURE) -> list[Found]:
         if any((xm - a) ** 2 + (ym - b) ** 2 < APART_MM ** 2 for a, b in taken):
             continue
         what, cup = KINDS[int(kind[i, j])]
-        out.append(Found(what, cup, float(xm), float(ym), float(best[i, j])))
+        out.append(Found(what, cup, float(xm), float(ym), float(best[i, j]), cups[:, i, j].astype(np.float64)))
         taken.append((float(xm), float(ym)))
-    balls = heat[-1]
-    btop = cv2.dilate(balls.astype(np.float32), np.ones((3, 3), np.uint8))
-    bi, bj = np.nonzero((balls >= sure) & (balls >= btop))
+    if not balls:
+        return out
+    ball = heat[-1]
+    btop = cv2.dilate(ball.astype(np.float32), np.ones((3, 3), np.uint8))
+    bi, bj = np.nonzero((ball >= sure) & (ball >= btop))
     for i, j in zip(bi.tolist(), bj.tolist(), strict=True):
-        x, y = _refined(balls, i, j)
+        x, y = _refined(ball, i, j)
         xm, ym = view_to_mm(np.float64(x * STRIDE + STRIDE / 2 - 0.5), np.float64(y * STRIDE + STRIDE / 2 - 0.5))
-        out.append(Found("ball", "", float(xm), float(ym), float(balls[i, j])))
+        out.append(Found("ball", "", float(xm), float(ym), float(ball[i, j])))
     return out
 
 
@@ -202,7 +247,7 @@ def read_photo(frame: np.ndarray, focal: float | None = None):
     t0 = time.perf_counter()
     cal = calibrate_markers(frame, focal)
     width, depth = cal.layout.table_w, cal.layout.table_h
-    found = finder().find(frame, cal.homography, width, depth)
+    found = finder().find(frame, cal.homography, width, depth, cal=cal)
     eye = (-cal.R.T @ cal.tvec).ravel()
     out = reading(found, eye, width, depth)
     px = cal.project(np.array([[c.x, c.y, 0.0] for c in out.cups + out.upside_down]).reshape(-1, 3))
@@ -237,13 +282,20 @@ class NetCupReader(CupReader):
     # it finds the cups turned over with the others, at no extra cost (the watch follows the
     # silver tally with them; the colour search would need a search of the whole table)
     sees_turned = True
+    # whether the judge (judge.py) looks again at each place: see models/cup-judge.md, "Live"
+    judged = False
 
     def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
              turned: bool = True, search_all: bool = True) -> Reading:
         t0 = time.perf_counter()
         view, self.last_labels, self._value = self.labelled(frame)
         L = self.layout
-        found = finder().find(frame, self.cal.homography, L.table_w, L.table_h)
+        if not hasattr(self, "_judge_memo"):
+            self._judge_memo: dict = {}
+        # a learnt place's cup was there: it is still there while the judge is half sure of it
+        # (at JUDGE_SURE, a photo's bar for a cup nobody saw before, an unsure look is "gone")
+        found = finder().find(frame, self.cal.homography, L.table_w, L.table_h, WATCH_SURE if self.judged else None,
+                              cal=self.cal if self.judged else None, memo=self._judge_memo)
         self.last_found = found
         standing = [f for f in found if f.kind == "standing"]
         reach = max(0.5 * L.rim_d, 35.0)   # a cup knocked a little is still its slot's

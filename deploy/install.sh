@@ -3,6 +3,8 @@
 #
 #   git clone … companion && cd companion
 #   sudo deploy/install.sh [--hostname companion] [--no-start]   install, or upgrade to this checkout
+#   sudo deploy/install.sh --kiosk [--kiosk-user pi]             also: the scoreboard full-screen on the Pi's screen
+#   sudo deploy/install.sh --no-kiosk                            upgrade, and take the kiosk away
 #   sudo deploy/install.sh --rollback                            back to the version before the last upgrade
 #   sudo deploy/install.sh --uninstall [--purge]                 remove it (--purge: the games and settings too)
 #
@@ -18,7 +20,9 @@
 #   - a system user `companion` in the `video` and `gpio` groups, data in /var/lib/companion;
 #   - /etc/avahi/services/companion.service: phones and apps browsing for _http._tcp find the scoreboard;
 #   - /etc/companion/companion.toml (kept if it exists) and the systemd unit, enabled and started;
-#     if the new release does not answer on /api/health within a minute, it rolls back by itself.
+#     if the new release does not answer on /api/health within a minute, it rolls back by itself;
+#   - with --kiosk (kept on upgrades until --no-kiosk or --uninstall): Chromium full-screen on the
+#     scoreboard at boot, from /etc/xdg/autostart on a desktop, or a cage unit on tty1 on Lite.
 set -euo pipefail
 
 PREFIX=/opt/companion
@@ -29,13 +33,18 @@ SERVICE_USER=companion
 UNIT=companion.service
 UNIT_DIR=/etc/systemd/system
 AVAHI_DIR=/etc/avahi/services
+KIOSK_UNIT=companion-kiosk.service
+AUTOSTART_DIR=/etc/xdg/autostart
+PAM_DIR=/etc/pam.d
+KIOSK=""           # "on" (--kiosk), "off" (--no-kiosk), "" (as it is)
+KIOSK_USER=""
 NEW_HOSTNAME=""
 START=1
 KEEP_BACKUPS=5
 HEALTH_WAIT_S=60
 
 usage() {
-    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 say() { printf '\n== %s\n' "$*"; }
@@ -281,11 +290,79 @@ install_avahi_service() {
     echo "announced as _http._tcp on port $port ($AVAHI_DIR/companion.service)"
 }
 
+# -- the kiosk: the scoreboard full-screen on the Pi's own screen --------------------------------
+
+# A display manager (lightdm on Raspberry Pi OS with a desktop) starts a desktop session, which
+# runs the XDG autostart entries; without one (Lite) nothing draws on the screen but cage.
+has_desktop() {
+    [ -e "$UNIT_DIR/display-manager.service" ] || [ -L "$UNIT_DIR/display-manager.service" ]
+}
+
+kiosk_installed() {
+    [ -f "$UNIT_DIR/$KIOSK_UNIT" ] || [ -f "$AUTOSTART_DIR/companion-kiosk.desktop" ]
+}
+
+# Who the screen's session runs as: --kiosk-user, else the user of the kiosk already installed,
+# else whoever ran sudo, else the first user Raspberry Pi OS made (uid 1000). Never root.
+kiosk_user() {
+    local user=$KIOSK_USER
+    [ -n "$user" ] || [ ! -f "$UNIT_DIR/$KIOSK_UNIT" ] || user=$(sed -n 's/^User=//p' "$UNIT_DIR/$KIOSK_UNIT" | head -n 1)
+    [ -n "$user" ] || user=${SUDO_USER:-}
+    [ -n "$user" ] || user=$(getent passwd 1000 | cut -d: -f1)
+    case "$user" in
+        ""|root) echo "install.sh: name the user the screen runs as: --kiosk-user pi" >&2; return 1 ;;
+    esac
+    echo "$user"
+}
+
+# Write the kiosk for the release in $1: an autostart entry on a desktop, or the cage unit on tty1
+# (with its PAM service) on a console-only system, each opening http://127.0.0.1:PORT/.
+install_kiosk() {
+    local src=$1 port user
+    port=$(service_port)
+    if has_desktop; then
+        install -d -m 0755 "$AUTOSTART_DIR"
+        { sed "s|^Exec=\(.*kiosk.sh\) [0-9]*$|Exec=\1 $port|" "$src/deploy/companion-kiosk.desktop" \
+            >"$AUTOSTART_DIR/companion-kiosk.desktop" && chmod 0644 "$AUTOSTART_DIR/companion-kiosk.desktop"; } \
+            || { echo "install.sh: cannot write $AUTOSTART_DIR/companion-kiosk.desktop" >&2; return 1; }
+        echo "kiosk: the desktop opens http://127.0.0.1:$port/ full-screen when it starts ($AUTOSTART_DIR/companion-kiosk.desktop)"
+        return 0
+    fi
+    user=$(kiosk_user) || return 1
+    install -d -m 0755 "$UNIT_DIR" "$PAM_DIR"
+    { sed -e "s|@USER@|$user|" -e "s|@PORT@|$port|" "$src/deploy/companion-kiosk.service" >"$UNIT_DIR/$KIOSK_UNIT" \
+        && chmod 0644 "$UNIT_DIR/$KIOSK_UNIT" \
+        && install -m 0644 "$src/deploy/companion-kiosk.pam" "$PAM_DIR/companion-kiosk"; } \
+        || { echo "install.sh: cannot write $UNIT_DIR/$KIOSK_UNIT" >&2; return 1; }
+    systemctl daemon-reload
+    systemctl enable "$KIOSK_UNIT"
+    echo "kiosk: cage opens http://127.0.0.1:$port/ full-screen on tty1 as '$user' at boot ($UNIT_DIR/$KIOSK_UNIT)"
+}
+
+remove_kiosk() {
+    kiosk_installed || [ -f "$PAM_DIR/companion-kiosk" ] || return 0
+    if [ -f "$UNIT_DIR/$KIOSK_UNIT" ]; then
+        systemctl disable --now "$KIOSK_UNIT" 2>/dev/null || true
+    fi
+    rm -f "$UNIT_DIR/$KIOSK_UNIT" "$PAM_DIR/companion-kiosk" "$AUTOSTART_DIR/companion-kiosk.desktop"
+    systemctl daemon-reload 2>/dev/null || true
+    echo "removed the kiosk (the scoreboard no longer opens on the Pi's screen at boot)"
+}
+
+# The browser and, without a desktop, cage. Raspberry Pi OS Bookworm's browser is chromium-browser;
+# Debian's (and later Raspberry Pi OS's) is chromium.
+kiosk_packages() {
+    local browser=chromium
+    apt-cache show chromium-browser >/dev/null 2>&1 && browser=chromium-browser
+    if has_desktop; then echo "$browser"; else echo "$browser cage"; fi
+}
+
 # Stop and disable the unit, remove the program; the data, configuration and backups stay
 # unless $1 is "purge" (then they go too, with the service's user).
 uninstall() {
     local purge=${1:-}
     case "$PREFIX" in ""|/) echo "install.sh: refusing to remove the prefix '$PREFIX'" >&2; return 1 ;; esac
+    remove_kiosk
     systemctl disable --now "$UNIT" 2>/dev/null || true
     rm -f "$UNIT_DIR/$UNIT" "$AVAHI_DIR/companion.service"
     systemctl daemon-reload 2>/dev/null || true
@@ -315,6 +392,9 @@ main() {
             --rollback) mode=rollback; shift ;;
             --uninstall) mode=uninstall; shift ;;
             --purge) purge=purge; shift ;;
+            --kiosk) KIOSK=on; shift ;;
+            --no-kiosk) KIOSK=off; shift ;;
+            --kiosk-user) KIOSK_USER="${2:?--kiosk-user needs a user}"; KIOSK=on; shift 2 ;;
             -h|--help) usage; exit 0 ;;
             *) echo "install.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         esac
@@ -322,6 +402,10 @@ main() {
 
     if [ -n "$purge" ] && [ "$mode" != uninstall ]; then
         echo "install.sh: --purge goes with --uninstall" >&2
+        exit 2
+    fi
+    if [ -n "$KIOSK" ] && [ "$mode" != install ]; then
+        echo "install.sh: --kiosk and --no-kiosk go with an install or upgrade" >&2
         exit 2
     fi
     [ "$(id -u)" -eq 0 ] || die "run it as root: sudo $0"
@@ -408,6 +492,16 @@ PY
     systemctl daemon-reload
     systemctl enable "$UNIT"
     start_checked
+
+    if [ "$KIOSK" = off ]; then
+        say "kiosk"
+        remove_kiosk
+    elif [ "$KIOSK" = on ] || kiosk_installed; then
+        say "kiosk: the scoreboard on the Pi's own screen"
+        # shellcheck disable=SC2046  # the package names are words
+        apt-get install -y -q --no-install-recommends $(kiosk_packages)
+        install_kiosk "$src" || die "the kiosk was not installed (the companion itself runs)"
+    fi
 
     say "done: open http://${name}.local:$(service_port) on a phone on the same Wi-Fi"
     echo "logs: journalctl -u companion -f"

@@ -59,12 +59,14 @@
   // fetch JSON; returns {ok, status, data}. Changes carry the PIN header when we have one, and
   // the rev of the state this page last showed: if the table has moved on since (a second tap,
   // another phone), the server does nothing and answers STALE.
-  C.api = async function (method, path, body) {
+  // A queued tap sends the rev it was made on (``rev``), not the one shown now.
+  C.api = async function (method, path, body, rev) {
     const headers = {"Accept": "application/json"};
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const pin = C.storedPin() || C.pin;
     if (pin && method !== "GET") headers["X-Table-Pin"] = pin;
-    if (C.rev && method !== "GET") headers["X-Table-Rev"] = C.rev;
+    const made = rev === undefined ? C.rev : rev;
+    if (made && method !== "GET") headers["X-Table-Rev"] = made;
     let response;
     try {
       response = await fetch(path, {method, headers, credentials: "same-origin",
@@ -92,12 +94,81 @@
   };
 
   // Send a change; a refusal is explained in the toast (the engine's own sentence).
+  // On the controller (C.queueing) an event or an undo that cannot reach the table (the server
+  // restarts, the Wi-Fi drops) is not lost: it waits in a queue, kept in localStorage so a reload
+  // keeps it too, and is sent once, in order, when the table answers again. Each goes with the
+  // rev it was made on: a tap the table already stored (its answer was lost) or one the game has
+  // moved past is STALE, shown as refused and dropped; never applied twice.
   C.change = async function (method, path, body) {
+    const queueable = C.queueing && method === "POST" && QUEUEABLE.includes(path);
+    if (queueable && C.queue.length) {  // behind taps still waiting: in their order
+      enqueue(method, path, body);
+      C.flushQueue();
+      return {ok: false, status: 0, queued: true, data: {code: "QUEUED"}};
+    }
+    const rev = C.rev;
     const r = await C.api(method, path, body);
+    if (queueable && r.status === 0) {
+      enqueue(method, path, body, rev);
+      return Object.assign(r, {queued: true});
+    }
     if (!r.ok) C.toast(C.tr("error") + ": " + C.refusal(r.data));
     else C.clearError();
     if (r.ok && r.data && r.data.game !== undefined && C.render) C.render(r.data, true);
     return r;
+  };
+
+  // -- the queue of taps waiting for the table ----------------------------------------------
+  const QUEUEABLE = ["/api/events", "/api/undo"];
+  const QUEUE_KEY = "companion.queue";
+  C.queue = (() => {
+    try { const q = JSON.parse(localStorage.getItem(QUEUE_KEY) || "[]"); return Array.isArray(q) ? q : []; }
+    catch (e) { return []; }
+  })();
+  let retryTimer = null;
+  function saveQueue() {
+    try {
+      if (C.queue.length) localStorage.setItem(QUEUE_KEY, JSON.stringify(C.queue));
+      else localStorage.removeItem(QUEUE_KEY);
+    } catch (e) { /* private mode: the queue lives as long as the page */ }
+    if (C.queue.length && !retryTimer) retryTimer = setInterval(() => C.flushQueue(), C.queueRetryMs || 2000);
+    if (!C.queue.length && retryTimer) { clearInterval(retryTimer); retryTimer = null; }
+    C.showQueue();
+  }
+  function enqueue(method, path, body, rev) {
+    C.queue.push({method, path, body, rev: rev === undefined ? (C.rev || null) : (rev || null)});
+    saveQueue();
+  }
+  let flushing = false;
+  C.flushQueue = async function () {
+    if (flushing || !C.queue.length) return;
+    flushing = true;
+    try {
+      while (C.queue.length) {
+        const item = C.queue[0];
+        const r = await C.api(item.method, item.path, item.body, item.rev);
+        if (r.status === 0) break;  // still away: kept, tried again in a moment
+        C.queue.shift();
+        saveQueue();
+        if (r.ok) {
+          C.clearError();
+          if (r.data && r.data.game !== undefined && C.render) C.render(r.data, true);
+        } else C.toast(C.tr("error") + ": " + C.refusal(r.data));
+      }
+    } finally { flushing = false; }
+  };
+  // The box that says which taps are waiting (the controller's #queued).
+  C.showQueue = function () {
+    const box = document.getElementById("queued");
+    if (!box) return;
+    box.hidden = !C.queue.length;
+    box.replaceChildren(...(C.queue.length ? [C.el("p", {class: "what"}, "⏳ " + C.tr("queue_waiting", {n: C.queue.length})),
+      C.el("ol", {}, C.queue.map((q) => C.el("li", {}, q.path === "/api/undo" ? C.tr("undo") : C.describe(q.body || {}))))] : []));
+  };
+  C.startQueue = function () {
+    C.queueing = true;
+    saveQueue();
+    C.flushQueue();
   };
   // A refusal stays on screen only until the next change goes through.
   C.clearError = function () {
@@ -164,6 +235,7 @@
         clearInterval(pollTimer);
         pollTimer = null;
         live(true);
+        if (C.queueing) C.flushQueue();  // the table is back: send what waited for it
       };
       source.onerror = () => {
         live(false);

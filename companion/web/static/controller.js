@@ -17,6 +17,7 @@ document.addEventListener("DOMContentLoaded", () => {
     return r.ok;
   }
   C.onPinNeeded = () => { login.hidden = false; };
+  C.startQueue();  // taps made while the table is away wait, and go when it is back
 
   // The controller QR code carries the PIN in the fragment (never sent in a request line or log).
   const m = /(?:^|[#&])pin=([^&]+)/.exec(location.hash);

@@ -203,7 +203,7 @@ def test_final_standings_in_every_language_and_rematch_from_the_controller(brows
 @browser_only
 def test_rematch_needs_the_pin_and_counts_once(browser, server):
     """A phone without the PIN: the controller asks for it in its form and starts nothing; the
-    scoreboard asks in a prompt. A second Rematch made on the finished game (another phone, a
+    scoreboard asks in a field beside Rematch, never a prompt. A second Rematch made on the finished game (another phone, a
     late tap) is refused: one new game, not two."""
     final = play_to_the_end(server.port, "exact21")
     errors: list[str] = []
@@ -220,10 +220,15 @@ def test_rematch_needs_the_pin_and_counts_once(browser, server):
     check_final(board, final, "es")
     board.evaluate("C.pin = null")
     asked: list[str] = []
-    board.once("dialog", lambda d: (asked.append(d.message), d.accept(PIN)))
+    board.on("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    board.click("#final button.rematch")  # refused: the PIN field beside Rematch says why
+    board.wait_for_selector("#final .pin-row:not([hidden])")
+    assert texts("es")["code_PIN_REQUIRED"] in board.inner_text("#toast")
+    assert board.inner_text("#final .pin-row label") == texts("es")["pin_enter"]
+    board.fill("#final .pin-row input", PIN)
     board.click("#final button.rematch")
     board.wait_for_selector("#final", state="hidden", timeout=5000)
-    assert asked == [texts("es")["pin_enter"]]
+    assert asked == [], "no native prompt"
     assert texts("es")["rematch_started"] in board.inner_text("#toast")
     state = get(server.port, "/api/state")
     assert state["game_id"] == final["game_id"] + 1 and state["players"] == final["players"]

@@ -319,16 +319,29 @@
   // One tap: the finished game's own new_game (same game, players or sides, house rules, sheets)
   // sent again as set-up sends it. The rev of the finished game goes with it, so a second tap or
   // a second phone's Rematch is STALE, not a third game.
-  C.rematch = async function (state) {
-    const start = () => C.api("POST", "/api/games", Object.assign({}, state.new_game, {source: "phone"}));
-    let r = await start();
-    if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN") && !C.onPinNeeded) {
-      const pin = window.prompt(C.tr("pin_enter"));  // the scoreboard has no PIN form of its own
-      if (pin) { C.storePin(pin.trim()); r = await start(); }
-    }
+  C.rematch = async function (state, pin) {
+    if (pin) pin.take();
+    const r = await C.api("POST", "/api/games", Object.assign({}, state.new_game, {source: "phone"}));
     if (r.ok) { C.clearError(); C.toast(C.tr("rematch_started"), true); if (C.render) C.render(r.data, true); }
+    else if (pin && C.pinRefused(r)) pin.ask(r);  // the field beside Rematch, with why
     else C.toast(C.tr("error") + ": " + C.refusal(r.data));
     return r;
+  };
+
+  // A PIN field beside a button that changes the game, for a page without the controller's PIN
+  // form (the scoreboard's Rematch, History's Resume): shown up front when this phone has no PIN
+  // (``upfront``), and with the refusal in the page's language when the PIN is missing or wrong.
+  // Never a native prompt. take() keeps what was typed before the change is sent.
+  let pinFields = 0;
+  C.pinRefused = (r) => !r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN");
+  C.pinRow = function (upfront) {
+    const id = "pin-field-" + (++pinFields);
+    const input = C.el("input", {id, name: "pin", inputmode: "numeric", autocomplete: "off", maxlength: "12"});
+    const row = C.el("div", {class: "pin-row"}, C.el("label", {for: id}, C.tr("pin_enter")), input);
+    row.hidden = !upfront || !!(C.storedPin() || C.pin);
+    return {row, input,
+      take() { if (!row.hidden && input.value.trim()) C.storePin(input.value.trim()); },
+      ask(r) { row.hidden = false; input.focus(); C.toast(C.tr("error") + ": " + C.refusal(r.data)); }};
   };
 
   // The card under the headline once a game is finished; hidden while one is played.
@@ -337,15 +350,18 @@
     box.hidden = !(state.game && state.finished);
     if (box.hidden) { box.replaceChildren(); return; }
     let busy = false;
-    const again = state.new_game ? C.el("button", {type: "button", class: "primary rematch", onclick: async () => {
-      if (busy) return;
+    // the controller has its own PIN form (C.onPinNeeded); elsewhere the field sits by Rematch
+    const pin = state.new_game && !C.onPinNeeded ? C.pinRow(true) : null;
+    const again = state.new_game ? C.el("button", {type: "submit", class: "primary rematch"}, "↻ " + C.tr("rematch")) : null;
+    const actions = C.el("form", {class: "final-actions", onsubmit: async (e) => {
+      e.preventDefault();
+      if (busy || !again) return;
       busy = true;
-      try { await C.rematch(state); } finally { busy = false; }
-    }}, "↻ " + C.tr("rematch")) : null;
+      try { await C.rematch(state, pin); } finally { busy = false; }
+    }}, pin ? pin.row : null, again,
+      C.el("a", {class: "button newgame", href: "/setup"}, "+ " + C.tr("new_game")));
     box.replaceChildren(C.el("div", {class: "card"},
-      C.el("h2", {}, C.tr("standings")), C.standings(state),
-      C.el("div", {class: "final-actions"}, again,
-        C.el("a", {class: "button newgame", href: "/setup"}, "+ " + C.tr("new_game")))));
+      C.el("h2", {}, C.tr("standings")), C.standings(state), actions));
   };
 
   C.describe = function (event) {  // a short human line for an event (pending proposals, buttons)

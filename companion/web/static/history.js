@@ -89,19 +89,29 @@ document.addEventListener("DOMContentLoaded", async () => {
   }
 
   // Resume a game; leaving an unfinished current game needs the player's say-so (as a new game).
-  async function resume(id) {
+  // Without the PIN (or with a wrong one) the row shows a PIN field beside Resume, with why.
+  async function resume(id, pin) {
     const send = (replace) => C.api("POST", `/api/games/${id}/resume` + (replace ? "?replace=1" : ""));
+    pin.take();
     let r = await send(false);
-    if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN")) {
-      const pin = window.prompt(tr("pin_enter"));
-      if (pin) { C.storePin(pin.trim()); r = await send(false); }
-    }
+    if (C.pinRefused(r)) { pin.ask(r); return; }
     if (!r.ok && r.data.code === "GAME_IN_PROGRESS") {
       if (!window.confirm(tr("resume_confirm", {id}))) { C.toast(tr("replace_kept"), true); return; }
       r = await send(true);
     }
     if (r.ok) { C.toast(tr("resumed"), true); location.href = "/"; }
     else C.toast(tr("error") + ": " + C.refusal(r.data));
+  }
+
+  function resumeForm(id) {
+    const pin = C.pinRow(false);
+    let busy = false;
+    return el("form", {class: "resume-form", onsubmit: async (e) => {
+      e.preventDefault();
+      if (busy) return;
+      busy = true;
+      try { await resume(id, pin); } finally { busy = false; }
+    }}, pin.row, el("button", {type: "submit", class: "resume okb"}, tr("resume")));
   }
 
   const r = await C.api("GET", "/api/games");
@@ -118,7 +128,7 @@ document.addEventListener("DOMContentLoaded", async () => {
         scoreLine(g),
         el("div", {class: "h-result" + (g.finished ? " done" : "")}, result(g, now))),
       el("div", {class: "h-actions"},
-        g.finished === false && !now ? el("button", {type: "button", class: "resume okb", onclick: () => resume(g.id)}, tr("resume")) : null,
+        g.finished === false && !now ? resumeForm(g.id) : null,
         g.finished === null ? null : chartBtn,
         el("a", {href: `/api/games/${g.id}/log.jsonl`, download: `game-${g.id}.jsonl`}, tr("export"))));
     list.appendChild(row);

@@ -113,16 +113,29 @@ class AutoLock:
     opened, or a re-measure began), once. :meth:`remeasure` may be called from any thread (the
     service's signal handler); the camera acts on it in its own next :meth:`due`."""
 
-    def __init__(self, after_s: float, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, after_s: float, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time):
         self.after_s = after_s
-        self.clock = clock
+        self.clock, self.wall = clock, wall
         self.state = "auto"  # measuring | locked | auto (never locks) | failed
         self.since = 0.0
+        self.held_at: float | None = None  # wall time the values were last held (the health shows it)
+        self.measures = 0  # measurings begun: at each open and each re-measure
         self._again = threading.Event()
 
     def start(self) -> None:
         self.since = self.clock()
         self.state = "measuring" if self.after_s > 0 else "auto"
+        self.measures += 1
+
+    def held(self) -> None:
+        """The camera now holds the values it measured."""
+        self.state = "locked"
+        self.held_at = self.wall()
+
+    def health(self) -> dict[str, Any]:
+        return {"controls_state": self.state, "controls_measures": self.measures,
+                "controls_held_at": None if self.held_at is None else round(self.held_at, 3)}
 
     def remeasure(self) -> None:
         self._again.set()
@@ -322,7 +335,7 @@ class Picamera2Source(Source):
         if s.focus is None and self._has("AfMode") and md.get("LensPosition") is not None:
             c.update(AfMode=self._af_mode("Manual"), LensPosition=float(md["LensPosition"]))
         self._set(c)
-        self.lock.state = "locked"
+        self.lock.held()
         self.held = {k: v for k, v in c.items() if k in ("ExposureTime", "AnalogueGain", "ColourGains", "LensPosition")}
         log.info("camera: held after %.0f s: %s", self.lock.after_s, _held_text(self.held))
 
@@ -558,7 +571,7 @@ class UsbSource(VideoCaptureSource):
                     self._prop(cv2.CAP_PROP_GAIN, gain, "gain")
                     held["gain"] = gain
         self.held = held
-        self.lock.state = "locked"
+        self.lock.held()
         log.info("camera: %s held after %.0f s: %s", self.describe(), self.lock.after_s,
                  ", ".join(f"{k} {v:g}" for k, v in held.items()) or "nothing (every property refused)")
 
@@ -890,10 +903,14 @@ class ResilientCamera:
     def remeasure(self) -> bool:
         """Ask the open camera to measure its exposure, white balance and focus again and then
         hold them (from any thread). False when there is nothing to ask: no camera open (the
-        next open measures anyway) or a source without such controls."""
+        next open measures anyway), a source without such controls, or one that measures nothing
+        (every value fixed in companion.toml, or ``lock_after_s`` 0: automatic all the time)."""
         source = self.source
         if source is None or not hasattr(source, "remeasure"):
             return False
+        settings, lock = getattr(source, "settings", None), getattr(source, "lock", None)
+        if settings is None or settings.all_fixed or (isinstance(lock, AutoLock) and lock.after_s <= 0):
+            return False  # nothing measured to measure again: all fixed, or automatic all the time
         source.remeasure()
         return True
 
@@ -911,6 +928,9 @@ class ResilientCamera:
         controls = getattr(self.source, "controls", None)
         if callable(controls):
             out["controls"] = controls()
+        lock = getattr(self.source, "lock", None)
+        if isinstance(lock, AutoLock) and getattr(self.source, "settings", None) is not None:
+            out.update(lock.health())
         return out
 
     def close(self) -> None:

@@ -207,6 +207,9 @@ class Live:
     def new_demo_game(self) -> dict[str, Any]:
         raise RuntimeError("not the demo")
 
+    def remeasure_camera(self) -> bool:
+        return self.camera is not None and self.camera.remeasure()
+
     # -- what the health page shows
     def fps(self) -> float:
         times = self._frame_times

@@ -497,3 +497,18 @@ def confirm(proposal_id: int) -> Response:
 def reject(proposal_id: int) -> Response:
     body(frozenset(), optional=True)
     return jsonify(ctx().table.reject(proposal_id))
+
+
+@api.post("/camera/remeasure")
+@needs_pin
+def remeasure_camera() -> tuple[Response, int]:
+    """The camera measures exposure, white balance and focus again for ``lock_after_s`` and then
+    holds the new values (a lamp switched on, daylight gone): what SIGUSR1 asks, from the health
+    page. 202: asked (the camera acts at its next frame); 409 NO_CAMERA_CONTROLS: no open camera
+    with such controls (none configured, not open yet, a video, an IP camera or the rendered
+    table, every value fixed in companion.toml, or ``lock_after_s`` 0)."""
+    body(frozenset(), optional=True)
+    live = ctx().live
+    if live is None or not live.remeasure_camera():
+        raise ApiError(409, "NO_CAMERA_CONTROLS", "no open camera whose exposure and white balance can be measured again")
+    return jsonify(asked=True), 202

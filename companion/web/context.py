@@ -34,6 +34,10 @@ class LiveLink(Protocol):
     def new_demo_game(self) -> dict[str, Any]:
         """The demo's next game, started; the new state. Only when :attr:`demo`."""
 
+    def remeasure_camera(self) -> bool:
+        """The camera measures exposure, white balance and focus again, then holds them; False
+        when no open camera has such controls."""
+
 
 @dataclass
 class Companion:

@@ -1,5 +1,6 @@
 // The camera page: the camera's state in the phone's language (not the health's JSON), its
-// latest picture, the button and buzzer, the open scoreboards. Without a camera it asks for no
+// latest picture, the button and buzzer, the open scoreboards; a camera whose exposure and white
+// balance are held can be asked to measure them again (POST /api/camera/remeasure, with the PIN). Without a camera it asks for no
 // picture at all and reads the health every 10 s; a picture that does not come is asked for
 // again later and later (2 s doubling to 30 s), never every 2 s.
 "use strict";
@@ -7,6 +8,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const {el, tr} = window.C;
   const box = document.getElementById("health");
   const frame = document.getElementById("frame");
+  const remeasure = document.getElementById("remeasure");
   const EVERY_MS = 2000, IDLE_MS = 10000, MAX_WAIT_MS = 30000;
   let frameWait = EVERY_MS, nextFrame = 0, loading = false, timer = null;
 
@@ -40,6 +42,18 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   }
 
+  // Exposure and white balance: measuring, held (since when), or automatic; null for a camera
+  // without such controls (a video, the rendered table) or with every value fixed.
+  function controlsText(cam) {
+    const state = cam.controls_state;
+    if (!state) return null;
+    if (state === "locked") {
+      const at = typeof cam.controls_held_at === "number" ? new Date(cam.controls_held_at * 1000) : null;
+      return tr("cam_controls_locked", {time: at ? at.toLocaleTimeString(C.lang) : "?"});
+    }
+    return tr("cam_controls_" + (state === "measuring" || state === "failed" ? state : "auto"));
+  }
+
   function stages(loop) {
     const parts = [];
     for (const [name, s] of Object.entries(loop.stages || {}))
@@ -58,6 +72,8 @@ document.addEventListener("DOMContentLoaded", () => {
       rows.push(["frames", tr("cam_frames"), tr("cam_frames_value", {n: cam.frames || 0, bad: cam.bad_frames || 0})]);
       const times = stages(loop);
       if (times) rows.push(["stages", tr("cam_stages"), times]);
+      const controls = controlsText(cam);
+      if (controls) rows.push(["controls", tr("cam_controls"), controls]);
       if (typeof loop.proposed === "number") rows.push(["proposed", tr("cam_proposed"), loop.proposed]);
       if (cam.last_error) rows.push(["error", tr("cam_last_error"), cam.last_error]);  // the device's own words
       if (loop.panel) rows.push(["panel", tr("cam_panel"), loop.panel.kind === "null" ? tr("cam_panel_none") : tr("cam_panel_on")]);
@@ -65,6 +81,8 @@ document.addEventListener("DOMContentLoaded", () => {
     rows.push(["streams", tr("cam_phones"), data.streams]);
     box.replaceChildren(...rows.flatMap(([key, label, value]) => [el("dt", {"data-key": key}, label), el("dd", {"data-key": key}, value)]));
     box.dataset.camera = found.none ? "none" : found.cam.state || "";
+    // measuring again means something only to a camera that holds what it measured
+    remeasure.hidden = found.none || !["measuring", "locked", "failed"].includes(found.cam.controls_state);
     return found;
   }
 
@@ -76,6 +94,18 @@ document.addEventListener("DOMContentLoaded", () => {
     nextFrame = Date.now() + frameWait;
     frame.src = "/api/frame.jpg?t=" + Date.now();
   }
+
+  remeasure.addEventListener("click", async () => {
+    if (!window.confirm(tr("remeasure_confirm"))) { C.toast(tr("remeasure_kept"), true); return; }
+    const ask = () => C.api("POST", "/api/camera/remeasure");
+    let r = await ask();
+    if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN")) {
+      const pin = window.prompt(tr("pin_enter"));  // this page has no PIN form of its own
+      if (pin) { C.storePin(pin.trim()); r = await ask(); }
+    }
+    if (r.ok) C.toast(tr("remeasure_asked"), true);
+    else C.toast(tr("error") + ": " + C.refusal(r.data));
+  });
 
   async function refresh() {
     const r = await C.api("GET", "/api/health");

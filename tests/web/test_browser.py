@@ -164,7 +164,7 @@ def test_history_chart_export_setup_and_health_pages(browser, server):
     for game, option in [("exact21", "silver_rule"), ("twentyone", "incomplete_row_bonus"),
                          ("exactly", "cap_mode"), ("stack21", "zero_bonus_points")]:
         setup.select_option("#game", game)
-        assert setup.locator(f'[name="opt_{option}"]').count() == 1
+        assert setup.locator(f'[name="opt_{option}"]').count() >= 1  # a choice: one radio button each
     setup.select_option("#game", "exact21")
     setup.screenshot(path=str(SHOTS / "setup.png"), full_page=True)
 

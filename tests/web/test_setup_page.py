@@ -1,15 +1,16 @@
 """The New game page on a phone (real Chromium at 390 x 844 against a real server on loopback):
 its suggested names are placeholders, not values a player must first delete, and a field left
 empty stands for what it shows; the PIN is asked on the page beside Start, in the phone's
-language, never by a native prompt after it."""
+language, never by a native prompt after it; Stack 21's many deck settings wait under "More
+options", and no house rule's text is cut."""
 
 from __future__ import annotations
 
 import pytest
 
 from companion.web.i18n import texts
-from tests.web.conftest import CHROMIUM, PIN, phone
-from tests.web.test_game_over import get
+from tests.web.conftest import CHROMIUM, PIN, SHOTS, phone
+from tests.web.test_game_over import LANGS, TOO_WIDE, get
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 
@@ -64,4 +65,49 @@ def test_the_pin_is_asked_on_the_page_not_by_a_prompt(browser, server, lang, loc
     assert get(server.port, "/api/state")["players"] == ["Ann", "Bea"]
     assert setup.evaluate("localStorage.getItem('companion.pin')") == PIN, "asked once per phone"
     assert dialogs == []
+    assert errors == []
+
+
+# Every house rule's text on the page, with whether it is cut: wider than its box, or past the
+# phone's edge.
+CUT = """() => Array.from(document.querySelectorAll('#options label, #options legend, #options summary'))
+  .filter((e) => e.checkVisibility())
+  .map((e) => ({text: e.textContent, cut: e.scrollWidth > e.clientWidth + 1
+    || e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5}))"""
+
+
+@pytest.mark.parametrize("lang,locale", LANGS)
+def test_stack21_keeps_its_deck_settings_under_more_options_and_no_rule_is_cut(browser, server, lang, locale):
+    """Stack 21 showed eight deck settings up front, and a long choice was cut at the select's
+    edge. The target and what happens when the stock runs out stay in view; the virtual deck's
+    settings are under a closed "More options"; a choice is a radio button whose text wraps."""
+    t = texts(lang)
+    errors: list[str] = []
+    setup = phone(browser, f"{server.url}/setup?lang={lang}", errors, locale)
+    setup.wait_for_selector("#setup #who textarea")
+    setup.select_option("#game", "stack21")
+    more = setup.locator("#options details.more")
+    assert more.get_attribute("open") is None and more.locator("summary").inner_text() == t["more_options"]
+    shown = setup.evaluate("""() => Array.from(document.querySelectorAll('#options [name^=opt_]'))
+        .filter((e) => e.checkVisibility()).map((e) => e.name)""")
+    assert sorted(set(shown)) == ["opt_stock_exhausted", "opt_target"], shown
+    for game in ("exact21", "exactly", "twentyone", "stack21"):
+        setup.select_option("#game", game)
+        if game == "stack21":
+            setup.click("#options details.more summary")
+        texts_cut = [r["text"] for r in setup.evaluate(CUT) if r["cut"]]
+        assert texts_cut == [], (game, texts_cut)
+        assert not setup.evaluate(TOO_WIDE), game
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    setup.screenshot(path=str(SHOTS / f"setup-stack21-more-{lang}.png"), full_page=True)
+    # what is set under "More options" and by a radio button goes with the new game
+    setup.fill("textarea[name=players]", "Ann\nBea")
+    setup.fill('[name="opt_decks"]', "3")
+    setup.check('[name="opt_face_cards"][value=\'"remove"\']')
+    setup.check('[name="opt_stock_exhausted"][value=\'"void_round"\']')
+    setup.click("button[type=submit]")
+    setup.wait_for_url("**/controller")
+    state = get(server.port, "/api/state")
+    first = get(server.port, f"/api/games/{state['game_id']}/log.jsonl")[0]
+    assert first["options"] == {"decks": 3, "face_cards": "remove", "stock_exhausted": "void_round"}, first
     assert errors == []

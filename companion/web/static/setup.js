@@ -11,21 +11,22 @@ document.addEventListener("DOMContentLoaded", () => {
   // What a field left empty stands for: shown in it as its placeholder, never as a value the
   // player must first delete.
   const SIDES = ["A", "B"], PLAYERS = ["P1", "P2"];
+  const COMMON = {stack21: ["target", "stock_exhausted"]};  // the rest under "More options"
   // The PIN is asked here, beside Start, on a phone that has none yet (not by a prompt after it).
   const pinRow = document.getElementById("pin-row");
   const pinInput = document.getElementById("setup-pin");
   pinRow.hidden = !!(C.storedPin() || C.pin);
 
+  // A house rule's choices are radio buttons, not a select: a choice's text ("no move onto a
+  // stack already over 150c (default)") wraps on a phone instead of being cut at the select's
+  // edge, and picking one is one tap, not two. The form reads the checked one's value.
   function optionInput(name, spec) {
     const label = tr("opt_" + name);
     if (spec.choices) {
-      const select = el("select", {name: "opt_" + name});
-      for (const c of spec.choices) {
-        const o = el("option", {value: JSON.stringify(c)}, C.t["opt_" + name + "_" + c] || String(c));
-        if (c === spec.default) o.selected = true;
-        select.appendChild(o);
-      }
-      return el("label", {}, label, select);
+      return el("fieldset", {class: "choices", "data-option": name}, el("legend", {}, label),
+        spec.choices.map((c) => el("label", {class: "check"},
+          el("input", {type: "radio", name: "opt_" + name, value: JSON.stringify(c), checked: c === spec.default}),
+          C.t["opt_" + name + "_" + c] || String(c))));
     }
     if (typeof spec.default === "boolean")
       return el("label", {class: "check"}, el("input", {type: "checkbox", name: "opt_" + name, checked: spec.default}), label);
@@ -60,7 +61,15 @@ document.addEventListener("DOMContentLoaded", () => {
       if (g === "twentyone") who.appendChild(el("label", {}, tr("sheets"), el("textarea", {name: "sheets", rows: 2, placeholder: '{"A": [[["yellow", 6], …]]}'})));
     }
     options.replaceChildren(el("legend", {}, tr("options")));
-    for (const [name, spec] of Object.entries(window.GAME_OPTIONS[g] || {})) options.appendChild(optionInput(name, spec));
+    // A game with many house rules (Stack 21's virtual deck: decks, face cards, suits, special
+    // cards) shows the common ones and keeps the rest closed under "More options".
+    const common = COMMON[g], more = el("details", {class: "more"}, el("summary", {}, tr("more_options")));
+    const all = window.GAME_OPTIONS[g] || {};
+    for (const name of common || []) if (all[name]) options.appendChild(optionInput(name, all[name]));
+    for (const [name, spec] of Object.entries(all))
+      if (!common) options.appendChild(optionInput(name, spec));
+      else if (!common.includes(name)) more.appendChild(optionInput(name, spec));
+    if (more.children.length > 1) options.appendChild(more);
   }
 
   function newGame() {
@@ -95,7 +104,7 @@ document.addEventListener("DOMContentLoaded", () => {
       const input = f["opt_" + name];
       if (!input) continue;
       let value;
-      if (spec.choices) value = JSON.parse(input.value);
+      if (spec.choices) value = JSON.parse(input.value);  // a RadioNodeList: the checked one
       else if (typeof spec.default === "boolean") value = input.checked;
       else if (typeof spec.default === "number") value = input.value === "" ? spec.default : Number(input.value);
       else if (Array.isArray(spec.default)) {

@@ -161,9 +161,7 @@ def test_the_health_pages_button_asks_after_a_confirmation_in_the_phones_languag
 
     def answer(dialog: Any) -> None:
         dialogs.append(dialog.message)
-        if dialog.type == "prompt":
-            dialog.accept(PIN)  # the page has no PIN form: it asks
-        elif len(dialogs) == 1:
+        if len(dialogs) == 1:
             dialog.dismiss()  # the first time: "no"
         else:
             dialog.accept()
@@ -191,9 +189,17 @@ def test_the_health_pages_button_asks_after_a_confirmation_in_the_phones_languag
     assert page.text_content("#toast") == t["remeasure_kept"]
     assert camera_health(running)["controls_measures"] == 1
 
-    button.click()  # confirmed; no PIN on this phone yet: asked for it, then sent
+    pin_row = page.locator(".pin-row")
+    assert pin_row.is_hidden()
+    button.click()  # confirmed, but this phone has no PIN yet: refused, and the field beside the button asks
+    pin_row.wait_for(state="visible")
+    assert pin_row.locator("label").text_content() == t["pin_enter"]
+    assert page.text_content("#toast") == t["error"] + ": " + t["code_PIN_REQUIRED"]
+    assert camera_health(running)["controls_measures"] == 1
+    pin_row.locator("input").fill(PIN)
+    button.click()  # confirmed with the PIN: asked
     page.wait_for_function(f"document.getElementById('toast').textContent === {json.dumps(t['remeasure_asked'])}")
-    assert dialogs == [t["remeasure_confirm"], t["remeasure_confirm"], t["pin_enter"]]
+    assert dialogs == [t["remeasure_confirm"]] * 3 and pin_row.is_hidden()
     page.wait_for_function("document.querySelector('dd[data-key=controls]').textContent === "
                            + json.dumps(t["cam_controls_measuring"]), timeout=5000)
     again = wait_for(running, "locked")

@@ -95,15 +95,15 @@ document.addEventListener("DOMContentLoaded", () => {
     frame.src = "/api/frame.jpg?t=" + Date.now();
   }
 
+  // the PIN field beside the button, shown once the table refuses (as beside Rematch and Resume)
+  const pin = C.pinRow(false);
+  remeasure.parentElement.after(pin.row);
   remeasure.addEventListener("click", async () => {
     if (!window.confirm(tr("remeasure_confirm"))) { C.toast(tr("remeasure_kept"), true); return; }
-    const ask = () => C.api("POST", "/api/camera/remeasure");
-    let r = await ask();
-    if (!r.ok && (r.data.code === "PIN_REQUIRED" || r.data.code === "BAD_PIN")) {
-      const pin = window.prompt(tr("pin_enter"));  // this page has no PIN form of its own
-      if (pin) { C.storePin(pin.trim()); r = await ask(); }
-    }
-    if (r.ok) C.toast(tr("remeasure_asked"), true);
+    pin.take();
+    const r = await C.api("POST", "/api/camera/remeasure");
+    if (r.ok) { pin.row.hidden = true; C.toast(tr("remeasure_asked"), true); }
+    else if (C.pinRefused(r)) pin.ask(r);
     else C.toast(tr("error") + ": " + C.refusal(r.data));
   });
 

@@ -76,6 +76,7 @@ def test_a_tap_while_the_server_restarts_is_sent_once_when_it_is_back(browser, t
         ctl.wait_for_selector("#queued:not([hidden])")
         text = ctl.inner_text("#queued")
         assert t["queue_waiting"].replace("{n}", "1") in text, text
+        assert "A · " + t["cup_blue"] in text and "throw" not in text and "cup" not in text, text
         assert t["error"] not in text and t["offline"] not in ctl.inner_text("#toast"), "not 'Refused: reconnecting…'"
         [item] = queued(ctl)
         assert item["body"]["cup"] == "blue" and item["rev"]

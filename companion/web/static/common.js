@@ -162,9 +162,16 @@
     const box = document.getElementById("queued");
     if (!box) return;
     box.hidden = !C.queue.length;
-    box.replaceChildren(...(C.queue.length ? [C.el("p", {class: "what"}, "⏳ " + C.tr("queue_waiting", {n: C.queue.length})),
-      C.el("ol", {}, C.queue.map((q) => C.el("li", {}, q.path === "/api/undo" ? C.tr("undo") : C.describe(q.body || {}))))] : []));
+    box.replaceChildren(...(C.queue.length ? [C.el("p", {class: "what"}, C.tr("queue_waiting", {n: C.queue.length})),
+      C.el("ol", {}, C.queue.map((q) => C.el("li", {}, q.path === "/api/undo" ? C.tr("undo") : queuedWhat(q.body || {}))))] : []));
   };
+  // A waiting tap by its values, without the event's English field names: "A · blue" in the
+  // page's language where the catalogue names the value (a cup, a colour), as sent otherwise.
+  function queuedWhat(event) {
+    const word = (v) => C.t["cup_" + v] || C.t["colour_" + v] || String(v);
+    return Object.entries(event).filter(([k, v]) => !["type", "source", "at"].includes(k) && v !== null && typeof v !== "object")
+      .map(([, v]) => word(v)).join(" · ") || "…";
+  }
   C.startQueue = function () {
     C.queueing = true;
     saveQueue();

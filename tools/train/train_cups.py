@@ -60,17 +60,25 @@ class CupNet(nn.Module):
         return self.head(self.c9(a + self.up(self.p8(b))))
 
 
-def scene_view(folder: Path, meta: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(top view, things (N, 3): u, v in view pixels and kind index, ignore (M, 2)) of one scene,
-    or None where the project finds no table in it."""
-    frame = cv2.imread(str(folder / meta["image"]))
+def calibrated(frame: np.ndarray | None, focal: float):
+    """(frame, calibration, table width, depth) as the product calibrates a photo (its markers
+    measure the table), or None where it finds no table."""
     if frame is None:
         return None
     try:
         w, h = measure_table(frame)
-        cal = calibrate(frame, Layout(table_w=w, table_h=h), focal=float(meta["camera"]["fx_px"]))
+        return frame, calibrate(frame, Layout(table_w=w, table_h=h), focal=focal), w, h
     except CalibrationError:
         return None
+
+
+def scene_view(folder: Path, meta: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(top view, things (N, 3): u, v in view pixels and kind index, ignore (M, 2)) of one scene,
+    or None where the project finds no table in it."""
+    got = calibrated(cv2.imread(str(folder / meta["image"])), float(meta["camera"]["fx_px"]))
+    if got is None:
+        return None
+    frame, cal, w, h = got
     view = top_view(frame, cal.homography, w, h)
     to_view = np.linalg.inv(view_matrix(cal.homography))
     things, ignore = [], []
@@ -95,10 +103,10 @@ def scene_view(folder: Path, meta: dict) -> tuple[np.ndarray, np.ndarray, np.nda
     return view, np.array(things, np.float64).reshape(-1, 3), np.array(ignore, np.float64).reshape(-1, 2)
 
 
-def drawn_view(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def drawn_table(seed: int):
     """A table drawn by the project's own renderer (companion.sim.render, as ``companion bench
-    tables`` draws them: any size, cups and light), labelled from its scene: flat-shaded, but
-    other shapes, sizes and colours than the Blender cups."""
+    tables`` draws them: any size, cups and light): (frame, calibration, width, depth, layout,
+    scene, renderer), or None where the project finds no table in it."""
     import random
 
     from companion.bench.tables import random_layout, random_table
@@ -108,12 +116,17 @@ def drawn_view(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     layout = random_layout(rng)
     scene, _ = random_table(rng, layout)
     renderer = Renderer(random_look(rng), layout, seed)
-    frame = renderer.frame(scene)
-    try:
-        w, h = measure_table(frame)
-        cal = calibrate(frame, Layout(table_w=w, table_h=h), focal=float(renderer.camera.K[0, 0]))
-    except CalibrationError:
+    got = calibrated(renderer.frame(scene), float(renderer.camera.K[0, 0]))
+    return None if got is None else (*got, layout, scene, renderer)
+
+
+def drawn_view(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """A drawn table (:func:`drawn_table`) labelled from its scene: flat-shaded, but other shapes,
+    sizes and colours than the Blender cups."""
+    got = drawn_table(seed)
+    if got is None:
         return None
+    frame, cal, w, h, layout, scene, renderer = got
     to_view = np.linalg.inv(view_matrix(cal.homography))
     things = []
     with_ball = {b.in_cup for b in scene.balls if b.in_cup is not None}

@@ -27,12 +27,12 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from companion.vision.calibrate import CalibrationError, calibrate
-from companion.vision.cups.discover import measure_table
-from companion.vision.cups.judge import CLASSES, MODELS, SIZE, paper_gains, patch, patch_matrix, up_direction
+from companion.vision.cups.judge import CLASSES, MODELS, SIZE, patch, patch_matrix, up_direction
 from companion.vision.cups.net import finder
-from companion.vision.layout import Layout
-from tools.train.train_dice import conv, jpeg, schedule
+from companion.vision.cups.reader import paper_gains
+from tools.train.train_cups import calibrated, drawn_table
+from tools.train.train_cups import photometric as cup_photometric
+from tools.train.train_dice import conv, schedule
 
 CLASS_INDEX = {c: i for i, c in enumerate(CLASSES)}
 CACHE = "judge-patches.npz"
@@ -41,14 +41,10 @@ CACHE = "judge-patches.npz"
 def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
     """(patches (N, SIZE, SIZE, 3), class (N,), ball (N,): 1/0, -1 where not taught) of a scene,
     or None where the project finds no table in it."""
-    frame = cv2.imread(str(folder / meta["image"]))
-    if frame is None:
+    got = calibrated(cv2.imread(str(folder / meta["image"])), float(meta["camera"]["fx_px"]))
+    if got is None:
         return None
-    try:
-        w, h = measure_table(frame)
-        cal = calibrate(frame, Layout(table_w=w, table_h=h), focal=float(meta["camera"]["fx_px"]))
-    except CalibrationError:
-        return None
+    frame, cal, w, h = got
     to_plane = np.linalg.inv(cal.homography)
     eye = -cal.R.T @ cal.tvec.reshape(3)
 
@@ -79,23 +75,12 @@ def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
 
 
 def drawn_patches(seed: int):
-    """The patches of a table drawn by the project's own renderer (companion.sim.render, as
-    ``companion bench tables`` draws them): flat-shaded, but other cup shapes, sizes and colours."""
-    import random
-
-    from companion.bench.tables import random_layout, random_table
-    from companion.sim.render import Renderer, random_look
-
-    rnd = random.Random(seed)
-    layout = random_layout(rnd)
-    scene, _ = random_table(rnd, layout)
-    renderer = Renderer(random_look(rnd), layout, seed)
-    frame = renderer.frame(scene)
-    try:
-        w, h = measure_table(frame)
-        cal = calibrate(frame, Layout(table_w=w, table_h=h), focal=float(renderer.camera.K[0, 0]))
-    except CalibrationError:
+    """The patches of a table drawn by the project's own renderer (``train_cups.drawn_table``):
+    flat-shaded, but other cup shapes, sizes and colours."""
+    got = drawn_table(seed)
+    if got is None:
         return None
+    frame, cal, w, h, layout, scene, renderer = got
     to_plane = np.linalg.inv(cal.homography)
     eye = -cal.R.T @ cal.tvec.reshape(3)
     with_ball = {id(b.in_cup) for b in scene.balls if b.in_cup is not None}
@@ -214,22 +199,10 @@ class JudgeNet(nn.Module):
 
 
 def photometric(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Other light and another camera: level, contrast, gamma, a cast the paper's balance left
-    (a coloured light is not undone by it), noise, blur, JPEG; and a mirror image."""
-    x = img.astype(np.float32) / 255.0
-    x = x ** rng.uniform(0.7, 1.4)
-    x = x * rng.uniform(0.6, 1.3) * rng.uniform(0.88, 1.12, 3)[None, None, :]
-    x = (x - x.mean()) * rng.uniform(0.7, 1.25) + x.mean()
-    if rng.random() < 0.5:
-        x = x + rng.normal(0, rng.uniform(0.005, 0.04), x.shape)
-    out = np.clip(x * 255, 0, 255).astype(np.uint8)
-    if rng.random() < 0.3:
-        out = cv2.GaussianBlur(out, (0, 0), rng.uniform(0.5, 1.5))
-    if rng.random() < 0.3:
-        out = jpeg(out, int(rng.integers(30, 90)))
-    if rng.random() < 0.5:
-        out = out[:, ::-1]
-    return np.ascontiguousarray(out)
+    """The finder's other light and camera (``train_cups.photometric``), and a mirror image (up
+    stays up)."""
+    out = cup_photometric(img, rng)
+    return np.ascontiguousarray(out[:, ::-1]) if rng.random() < 0.5 else out
 
 
 def to_tensor(x: np.ndarray) -> torch.Tensor:

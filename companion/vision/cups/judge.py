@@ -17,28 +17,16 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.vision.cups.reader import paper_gains
+
 MODELS = Path(__file__).resolve().parents[3] / "models"
 MODEL = "cup-judge.onnx"
 SIDE_MM = 280.0    # the patch takes in this much of the table's plane (a 115 mm rim seen from 0.7 m: ~145)
 SIZE = 80          # patch pixels a side (3.5 mm a pixel)
-PAPER_DIM = 120.0  # the paper is brought up to at least this grey (a dim room read as a lit one)
 # the judge's classes; a ball is a separate yes/no for a standing cup
 CLASSES = ["none"] + [f"standing.{c}" for c in ("blue", "red", "green", "yellow", "silver")] \
     + [f"turned.{c}" for c in ("blue", "red", "green", "yellow")]
 UP_MM = 100.0      # "up" at a place: where a point this far above it shows
-# a live watch asks about the same places five times a second, and most stay as they were: a
-# place whose patch changed nowhere by more than this (grey levels, mean over 8 × 8 pixels; a
-# camera's noise is 2-3, a ball landing 40 or more over its blocks) keeps its last answer
-CHANGED = 10.0
-MEMO_MM = 12.0     # places this close are one place for that memory
-
-
-def paper_gains(paper: np.ndarray | None) -> np.ndarray:
-    """B, G, R gains that make the markers' white paper grey and at least PAPER_DIM bright."""
-    if paper is None:
-        return np.ones(3)
-    paper = np.maximum(np.asarray(paper, np.float64), 1.0)
-    return np.minimum(max(float(paper.mean()), PAPER_DIM) / paper, 3.0)
 
 
 def patch_matrix(homography: np.ndarray, x: float, y: float, up: tuple[float, float],
@@ -69,11 +57,10 @@ def patch(frame: np.ndarray, matrix: np.ndarray, gains: np.ndarray, size: int = 
 def up_direction(cal, x: float, y: float) -> tuple[float, float]:
     """The frame's direction of "up" at the place that shows at (x, y): from where the camera is
     (the calibration's pose), the line from the place's foot to a point UP_MM above it."""
+    from companion.vision.cups.net import stands_at  # (net imports this module)
+
     R, t = cal.R, cal.tvec.reshape(3)
-    eye = -R.T @ t
-    # the place shows at (x, y) on the plane; it stands (a rim ~115 mm up) nearer the camera's foot
-    k = (eye[2] - 115.0) / eye[2] if eye[2] > 200 else 1.0
-    fx, fy = eye[0] + (x - eye[0]) * k, eye[1] + (y - eye[1]) * k
+    fx, fy = stands_at(-R.T @ t, x, y)   # a rim shows at (x, y); the cup stands nearer the camera's foot
     pts = np.array([[fx, fy, 0.0], [fx, fy, UP_MM]]) @ R.T + t
     uv = pts[:, :2] / pts[:, 2:3]
     d = (uv[1] - uv[0]) * [cal.K[0, 0], cal.K[1, 1]]
@@ -94,41 +81,13 @@ class CupJudge:
         return np.stack([patch(frame, patch_matrix(cal.homography, x, y, up_direction(cal, x, y)), gains)
                          for x, y in places]) if places else np.zeros((0, SIZE, SIZE, 3), np.uint8)
 
-    def judge(self, frame: np.ndarray, cal, places: list[tuple[float, float]],
-              memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(class probabilities (N, len(CLASSES)), ball probability (N,)) for each place. With a
-        ``memo`` (a dict the caller keeps from frame to frame), a place whose patch has not
-        changed keeps its last answer, and only the others go through the network."""
-        n = len(places)
-        probs, balls = np.zeros((n, len(CLASSES))), np.zeros(n)
-        if not n:
-            return probs, balls
-        x = self.patches(frame, cal, places)
-        todo = list(range(n))
-        keys = [(round(px / MEMO_MM), round(py / MEMO_MM)) for px, py in places]
-        if memo is not None:
-            todo = []
-            for i, k in enumerate(keys):
-                old = memo.get(k)
-                if old is not None and _unchanged(old[0], x[i]):
-                    probs[i], balls[i] = old[1], old[2]
-                else:
-                    todo.append(i)
-        if todo:
-            blob = x[todo].astype(np.float32).transpose(0, 3, 1, 2) / 255.0
-            self.net.setInput(np.ascontiguousarray(blob))
-            out = self.net.forward().reshape(len(todo), -1).astype(np.float64)
-            logits = out[:, :len(CLASSES)]
-            e = np.exp(logits - logits.max(axis=1, keepdims=True))
-            probs[todo] = e / e.sum(axis=1, keepdims=True)
-            balls[todo] = 1.0 / (1.0 + np.exp(-out[:, len(CLASSES)]))
-        if memo is not None:
-            memo.clear()   # (places no longer asked about are forgotten)
-            memo.update({k: (x[i], probs[i], balls[i]) for i, k in enumerate(keys)})
-        self.last_judged_n = len(todo)
-        return probs, balls
-
-
-def _unchanged(a: np.ndarray, b: np.ndarray) -> bool:
-    blocks = cv2.resize(cv2.absdiff(a, b), (SIZE // 8, SIZE // 8), interpolation=cv2.INTER_AREA)
-    return float(blocks.astype(np.float32).mean(axis=2).max()) <= CHANGED
+    def judge(self, frame: np.ndarray, cal, places: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+        """(class probabilities (N, len(CLASSES)), ball probability (N,)) for each place."""
+        if not places:
+            return np.zeros((0, len(CLASSES))), np.zeros(0)
+        blob = self.patches(frame, cal, places).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
+        self.net.setInput(np.ascontiguousarray(blob))
+        out = self.net.forward().reshape(len(places), -1).astype(np.float64)
+        logits = out[:, :len(CLASSES)]
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True), 1.0 / (1.0 + np.exp(-out[:, len(CLASSES)]))

@@ -43,8 +43,7 @@ BARE_EXPLAINED = 0.5     # a place with no cup found and this share of its colou
 JUDGE_FLOOR = 0.1        # with the judge (judge.py), the finder's peaks this high are looked at again
 JUDGE_SURE = 0.9         # and a place the judge is this sure holds a cup is one (best on validation renders)
 BALL_SURE = 0.85         # the judge's ball probability that is a ball (validation renders: as many found, fewer false)
-WATCH_SURE = 0.5         # the live watch's bar for a learnt place's cup (NetCupReader.read)
-KIND_EPS, KIND_WEIGHT = 0.05, 2   # how the finder's heat of each kind weighs in the judge's choice
+KIND_EPS, KIND_WEIGHT = 0.05, 2   # how the finder's heat of each kind weighs in the judge's choice (validation)
 ENGINE = cv2.dnn.ENGINE_CLASSIC
 
 
@@ -110,23 +109,22 @@ class CupFinder:
         return _sigmoid(self.net.forward()[0])
 
     def find(self, frame: np.ndarray, homography: np.ndarray, table_w: float, table_h: float,
-             sure: float | None = None, cal=None, memo: dict | None = None) -> list[Found]:
+             sure: float | None = None, cal=None) -> list[Found]:
         """Every cup and ball in the frame, surest first: peaks of the heat maps, a cup's
         peaks of several kinds at one place taken as its surest kind. Given the calibration (the
         camera's pose: which way is up) and the judge's model, every place the finder is even a
         little sure of (JUDGE_FLOOR) is judged again on the frame's own pixels, and the judge
-        says what stands there, how surely, and whether a ball rests in it (``memo``: see
-        :meth:`CupJudge.judge`)."""
+        says what stands there, how surely, and whether a ball rests in it."""
         view = top_view(frame, homography, table_w, table_h)
         self.last_view, self.last_heat = view, self.heat(view)
         self.last_judged = None
         if self.judge is not None and cal is not None:
             self.last_judged = self._judged(frame, cal, self._clear(peaks(self.last_heat, JUDGE_FLOOR, balls=False),
-                                                                    table_w, table_h), memo)
+                                                                    table_w, table_h))
         return self.refind(table_w, table_h, sure)
 
-    def _judged(self, frame: np.ndarray, cal, found: list[Found], memo: dict | None = None) -> list[Found]:
-        probs, balls = self.judge.judge(frame, cal, [(f.x, f.y) for f in found], memo)
+    def _judged(self, frame: np.ndarray, cal, found: list[Found]) -> list[Found]:
+        probs, balls = self.judge.judge(frame, cal, [(f.x, f.y) for f in found])
         out = []
         for f, p, b in zip(found, probs, balls, strict=True):
             # which kind: both looks together (the finder saw the table round it, the judge the
@@ -282,20 +280,15 @@ class NetCupReader(CupReader):
     # it finds the cups turned over with the others, at no extra cost (the watch follows the
     # silver tally with them; the colour search would need a search of the whole table)
     sees_turned = True
-    # whether the judge (judge.py) looks again at each place: see models/cup-judge.md, "Live"
-    judged = False
 
     def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
              turned: bool = True, search_all: bool = True) -> Reading:
         t0 = time.perf_counter()
         view, self.last_labels, self._value = self.labelled(frame)
         L = self.layout
-        if not hasattr(self, "_judge_memo"):
-            self._judge_memo: dict = {}
-        # a learnt place's cup was there: it is still there while the judge is half sure of it
-        # (at JUDGE_SURE, a photo's bar for a cup nobody saw before, an unsure look is "gone")
-        found = finder().find(frame, self.cal.homography, L.table_w, L.table_h, WATCH_SURE if self.judged else None,
-                              cal=self.cal if self.judged else None, memo=self._judge_memo)
+        # the finder alone (no cal: no judge): with the judge the rendered live sequences gained
+        # nothing and a look cost more (models/cup-judge.md, "Live")
+        found = finder().find(frame, self.cal.homography, L.table_w, L.table_h)
         self.last_found = found
         standing = [f for f in found if f.kind == "standing"]
         reach = max(0.5 * L.rim_d, 35.0)   # a cup knocked a little is still its slot's

@@ -171,6 +171,14 @@ class Reading:
         return [c for c in self.cups if c.ball >= BALL_FRACTION]
 
 
+
+def paper_gains(paper: np.ndarray | None) -> np.ndarray:
+    """B, G, R gains that make the markers' white paper (``Calibration.paper_white``) grey and at
+    least PAPER_DIM bright (at most 3×); none (ones) where no paper was seen."""
+    if paper is None:
+        return np.ones(3)
+    return np.minimum(max(float(np.mean(paper)), PAPER_DIM) / np.maximum(paper, 1.0), 3.0)
+
 class CupReader:
     """Reads frames of one calibrated camera."""
 
@@ -341,7 +349,7 @@ class CupReader:
         gains it had."""
         paper = self.cal.paper_white(frame)
         if paper is not None:
-            gains = np.minimum(max(float(paper.mean()), PAPER_DIM) / np.maximum(paper, 1.0), 3.0)
+            gains = paper_gains(paper)
             self.gains = None if np.abs(gains - 1).max() < CAST else gains
 
     # --- classify the view ----------------------------------------------------------------

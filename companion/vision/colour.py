@@ -47,6 +47,7 @@ LIGHT_SAT = 0.62  # and its saturation at most this: a yellow body under a cool 
 LOCUS = np.array([-0.91, 0.0, 0.42]) / np.hypot(0.91, 0.42)
 LIGHT_ACROSS = 0.15
 TINT = 0.08
+VETO_SPREAD = np.array([12.0, 5.0, 5.0])  # HueRules: L* counts less than hue, light varies it most
 
 
 class ColourFileError(ValueError):
@@ -146,7 +147,7 @@ class ColourProfiles:
         write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> ColourProfiles:
+    def load(cls, path: str | Path) -> ColourProfiles | HueRules:
         try:
             data = json.loads(Path(path).read_text())
         except OSError as err:
@@ -168,12 +169,101 @@ class ColourProfiles:
             others = [tuple(float(v) for v in c) for c in data.get("others", [])]
             if any(len(c) != 3 for c in others):
                 raise ColourFileError(f"{path}: others must be L*a*b* triples [L, a, b]")
-            return cls(profiles, float(data.get("max_distance", 3.0)), float(data.get("margin", 1.0)),
-                       others)  # type: ignore[arg-type]
+            learnt = cls(profiles, float(data.get("max_distance", 3.0)), float(data.get("margin", 1.0)),
+                         others)  # type: ignore[arg-type]
+            return HueRules.from_json(data["rules"], learnt, path) if "rules" in data else learnt
         except (AttributeError, KeyError, TypeError, ValueError) as err:
             if isinstance(err, ColourFileError):
                 raise
             raise ColourFileError(f"{path}: not a colour profile file ({err})") from None
+
+
+@dataclass
+class HueRules:
+    """The six game colours named on a table not yet calibrated: first by the profiles of dice
+    seen (``first``: photos' and renders' dice, and dice of other colours to tell apart), and
+    where those say "unknown", by where the die's light-balanced L*a*b* lies. Dice of one name
+    vary far more between makers, cameras and lights than a profile's spread allows (rendered
+    blue dice were 67 of 103 "unknown" by the profiles alone), but the six lie far apart: red,
+    yellow, green and blue each in a sector of hue (the angle of a*, b*) with enough chroma,
+    white and black without chroma, light or dark. The sectors leave gaps where orange, lime,
+    teal, light blue, purple and pink lie, and a die there stays "unknown"; so does a grey die
+    between white and black, and a die nearer to one of the profiles' other colours (within
+    ``veto``, scaled by VETO_SPREAD) than to every profile centre of the name its sector gives:
+    a maroon die lies in red's sector, but next to the maroon dice seen. Chosen on rendered train
+    and validation scenes (``models/dice-reader.md``, "Colours")."""
+
+    first: ColourProfiles
+    sectors: dict[str, tuple[float, float, float]]  # name: (hue from, hue to, in degrees; least chroma)
+    neutral: float = 12.0  # at most this chroma, a die is white or black (or grey)
+    white: float = 58.0  # L* at least: white
+    black: float = 45.0  # L* at most: black
+    pale: tuple[float, float, float, float] = (22.0, 60.0, 125.0, 70.0)  # chroma, hue from, to, least L*: ivory, white under a lamp
+    veto: float = 1.0
+
+    @property
+    def profiles(self) -> dict[str, object]:
+        """The names it gives (what the reader and the bench ask of any colour profiles)."""
+        return {**self.first.profiles, **{n: None for n in (*self.sectors, "white", "black")
+                                          if n not in self.first.profiles}}
+
+    def classify(self, frame_bgr: np.ndarray, center: tuple[float, float], size: float) -> str:
+        return self.classify_lab(face_lab(frame_bgr, center, size))[0]
+
+    def classify_lab(self, lab: np.ndarray) -> tuple[str, float]:
+        return self.classify_labs(np.asarray(lab, np.float64).reshape(1, 3))[0]
+
+    def classify_labs(self, labs: np.ndarray) -> list[tuple[str, float]]:
+        """(name or "unknown", distance to the profile or chroma) per row of ``labs`` (N×3)."""
+        labs = np.asarray(labs, np.float64).reshape(-1, 3)
+        out = self.first.classify_labs(labs)
+        for k, (lum, a, b) in enumerate(labs):
+            if out[k][0] != UNKNOWN:
+                continue
+            chroma, hue = math.hypot(a, b), math.degrees(math.atan2(b, a)) % 360
+            name = UNKNOWN
+            for n, (lo, hi, least) in self.sectors.items():
+                if lo <= hue <= hi and chroma >= least:
+                    name = n
+                    break
+            c, lo, hi, bright = self.pale
+            if name == UNKNOWN and (chroma <= self.neutral or (chroma <= c and lo <= hue <= hi and lum >= bright)):
+                name = "white" if lum >= self.white else "black" if lum <= self.black else UNKNOWN
+            if name != UNKNOWN and self._vetoed(name, labs[k]):
+                name = UNKNOWN
+            out[k] = (name, chroma)
+        return out
+
+    def _vetoed(self, name: str, lab: np.ndarray) -> bool:
+        if not self.first.others:
+            return False
+        other = float(np.linalg.norm((np.asarray(self.first.others) - lab) / VETO_SPREAD, axis=1).min())
+        if other >= self.veto:
+            return False
+        known = self.first.profiles.get(name)
+        return known is None or other < float(np.linalg.norm((np.asarray(known.lab) - lab) / VETO_SPREAD, axis=1).min())
+
+    def to_json(self) -> dict:
+        return {**self.first.to_json(), "rules": {"sectors": {n: list(v) for n, v in self.sectors.items()},
+                                                  "neutral": self.neutral, "white": self.white,
+                                                  "black": self.black, "pale": list(self.pale), "veto": self.veto}}
+
+    def save(self, path: str | Path) -> None:
+        from companion.files import write_atomic
+
+        write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
+
+    @classmethod
+    def from_json(cls, rules: dict, first: ColourProfiles, path: str | Path) -> HueRules:
+        sectors = {str(n): tuple(float(x) for x in v) for n, v in rules["sectors"].items()}
+        if any(len(v) != 3 for v in sectors.values()):
+            raise ColourFileError(f"{path}: a hue sector is [hue from, hue to, least chroma]")
+        pale = tuple(float(x) for x in rules.get("pale", cls.pale))
+        if len(pale) != 4:
+            raise ColourFileError(f"{path}: pale is [chroma, hue from, hue to, least L*]")
+        return cls(first, sectors, float(rules.get("neutral", cls.neutral)),  # type: ignore[arg-type]
+                   float(rules.get("white", cls.white)), float(rules.get("black", cls.black)), pale,  # type: ignore[arg-type]
+                   float(rules.get("veto", cls.veto)))
 
 
 def _patch(frame_bgr: np.ndarray, center: tuple[float, float], size: float, part: float) -> np.ndarray:
@@ -255,11 +345,11 @@ def dice_labs(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float
     return np.array([face_lab(frame_bgr, c, s, gains) for c, s in dice], np.float64).reshape(-1, 3)
 
 
-def default_profiles() -> ColourProfiles:
+def default_profiles() -> ColourProfiles | HueRules:
     return ColourProfiles.load(DEFAULT_FILE)
 
 
-def load_profiles(path: str | Path | None, data_dir: str | Path | None = None) -> ColourProfiles:
+def load_profiles(path: str | Path | None, data_dir: str | Path | None = None) -> ColourProfiles | HueRules:
     """The profiles to use: ``path`` if given ("none" = no colours), else ``<data dir>/colours.json``
     when it exists (a table calibrated with ``companion calibrate colours``), else the defaults."""
     if path is not None:

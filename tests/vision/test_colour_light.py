@@ -38,13 +38,14 @@ def reader() -> DiceReader:
 def test_real_dice_keep_their_colours_under_a_lamp_a_window_and_a_webcam(byler_dir: Path, reader: DiceReader,
                                                                          light: str | None) -> None:
     """The byler test photos (never used to build the colour defaults), as taken and under three
-    casts: of the 55 dice hand-labelled with one of the games' six colours, at least 49 are named
-    it in every light (the rest unknown: before the light was measured, a warm lamp left every
-    white die unknown), and at most one die of the 89, of those colours or any other, is named a
-    wrong colour (a maroon die named red)."""
+    casts: of the 55 dice hand-labelled with one of the games' six colours, at least 53 are named
+    it in every light (before the light was measured, a warm lamp left every white die unknown;
+    before the hue rules, 49), none is named another of the six, and at most four of the 34 dice
+    of other colours are named one of the six: the test photos hold a gold die (named yellow),
+    dark translucent red dice (red) and a black die with red pips (black) labelled "other"."""
     truth = json.loads(LABELS.read_text())["test"]
     named = unknown = 0
-    wrong = []
+    crossed, others = [], []
     for image, dice in truth.items():
         frame = cv2.imread(str(byler_dir / image))
         if light is not None:
@@ -60,11 +61,14 @@ def test_real_dice_keep_their_colours_under_a_lamp_a_window_and_a_webcam(byler_d
             if t["color"] in SIX:
                 named += got == t["color"]
                 unknown += got == UNKNOWN
-            if got not in (UNKNOWN, t["color"]):
-                wrong.append((image, t["color"], got))
+                if got not in (UNKNOWN, t["color"]):
+                    crossed.append((image, t["color"], got))
+            elif got != UNKNOWN:
+                others.append((image, got))
     labelled = sum(1 for dice in truth.values() for t in dice if t["color"] in SIX)
-    assert len(wrong) <= 1, wrong
-    assert named >= labelled - 6, (named, unknown, labelled)
+    assert not crossed
+    assert len(others) <= 4, others
+    assert named >= labelled - 2, (named, unknown, labelled)
 
 
 def row(colours: list[str], tint: tuple[float, float, float]) -> np.ndarray:

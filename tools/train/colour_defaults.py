@@ -114,12 +114,18 @@ def main() -> None:
     print(f"others: {len(others)} of {len(samples[OTHER])} labelled dice of none of the colours")
     named.others = others  # type: ignore[assignment]
     doc = named.to_json()
+    # the hue rules (vision/colour.HueRules) are chosen by hand on renders, not made here: keep them
+    rules = json.loads(DEFAULT_FILE.read_text()).get("rules") if DEFAULT_FILE.exists() else None
+    if rules:
+        doc["rules"] = rules
     counts = ", ".join(f"{n} {photo_counts.get(n, 0)}" for n in [*BODY_BGR, OTHER])
     shown = ", ".join(f"{n} {len(rendered[n])}" for n in [*BODY_BGR, OTHER])
     doc["note"] = (f"Defaults so the reader works uncalibrated, made by tools/train/colour_defaults.py from "
                    f"dice hand-labelled on byler train photos ({counts}), rendered train scenes ({shown}) and the "
                    "drawn dice's colours, each with the light's colour undone (vision/colour.dice_labs); others: the "
-                   "train dice of other colours that no die of a colour is nearer to. "
+                   "train dice of other colours that no die of a colour is nearer to; where they say unknown, the "
+                   "rules: hue sectors (degrees of the angle of a*, b*, and the least chroma) and lightness for "
+                   "white and black (vision/colour.HueRules), chosen on rendered scenes (models/dice-reader.md). "
                    "Calibrate a real table with `companion calibrate colours`.")
     doc["games"] = {"twentyone": ["white", "black", "red", "blue", "yellow", "green"],
                     "exact21": ["blue", "red", "green", "yellow"]}

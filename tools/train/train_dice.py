@@ -56,6 +56,8 @@ SMALL = 0.0  # reader: share of crops from the die shrunk as a camera further aw
 SCENES = 0.0  # finder: share of windows from drawn tables of any cloth and clutter (--scenes)
 SCENE_BANK = 0  # reader: drawn tables whose dice, side faces, clutter and false finds join the bank
 EXTRA: list[tuple[np.ndarray, np.ndarray, str]] = []  # rendered scenes (--extra), as the photos
+EXTRA_SHARE = 0.35  # finder: share of the windows not from drawn tables that come from EXTRA (--extra-share)
+RENDER_SHARE = 0.0  # reader: share of every batch from the rendered scenes' dice and non-dice (--render-share)
 DEVICE = "cpu"
 FREEZE_BN = False  # reader: keep the batch norms' statistics as they are (--freeze-bn)
 
@@ -377,7 +379,7 @@ def finder_batch(data, rng: np.random.Generator, n: int):
         u = rng.random()
         if u < SCENES:
             img, dice, _ = scene(rng, with_dice=rng.random() > 0.1)
-        elif EXTRA and u < SCENES + (1 - SCENES) * 0.35:
+        elif EXTRA and u < SCENES + (1 - SCENES) * EXTRA_SHARE:
             img, dice, _ = EXTRA[int(rng.integers(0, len(EXTRA)))]
         elif rng.random() < 0.2:
             img, dice = synthetic(rng)
@@ -639,12 +641,14 @@ def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
 def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module | None = None,
                  lr: float = 3e-3, steps: int | None = None, workers: int = 0, seed: int = 0) -> nn.Module:
     bank = build_bank(data, rng)
+    rendered = np.zeros(0, int)
     if EXTRA:  # rendered scenes: their dice and places between them, as for the photos
         extra = [(b[0], b[1], b[2], b[3], b[4], True) for b in build_bank(EXTRA, rng, synthetic_images=0)]
         if HARD_FROM is not None:
             extra += hard_negatives(EXTRA, HARD_FROM, copies=1)
         print(f"rendered scenes: {sum(1 for b in extra if b[4])} dice, {sum(1 for b in extra if not b[4])} "
               "places that are not a die", flush=True)
+        rendered = np.arange(len(bank), len(bank) + len(extra))
         bank += extra
     if SCENE_BANK:
         drawn = scene_bank(seed, SCENE_BANK, HARD_FROM, workers)
@@ -665,6 +669,10 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
     # and the drawn dice and the non-dice would otherwise outnumber them.
     real = np.array([i for i, b in enumerate(bank) if b[4] and not b[5]])
     other = np.array([i for i, b in enumerate(bank) if not (b[4] and not b[5])])
+    # --render-share: that much of every batch from the rendered scenes (their dice and the places
+    # between them), taken evenly from both halves, so that a few hundred renders are not lost
+    # among thousands of drawn dice
+    n_render = int(round(256 * RENDER_SHARE)) if EXTRA else 0
     net = (net or Reader()).to(DEVICE)
     if FREEZE_BN:
         freeze_norms(net)
@@ -672,7 +680,8 @@ def train_reader(data, minutes: float, rng: np.random.Generator, net: nn.Module 
     t0 = time.time()
 
     def make(r: np.random.Generator):
-        idx = np.concatenate([r.choice(real, 128), r.choice(other, 128)])
+        idx = np.concatenate([r.choice(real, 128 - n_render // 2), r.choice(other, 128 - (n_render - n_render // 2)),
+                              r.choice(rendered, n_render) if n_render else np.zeros(0, int)])
         return to_tensor([bank_sample(bank[i], r) for i in idx]), torch.tensor([bank[i][4] for i in idx])
 
     source = batches(make, seed, workers)
@@ -703,7 +712,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 def main() -> None:
     global FREEZE_BN, HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES, NATIVE_POOR, SMALL
-    global SCENES, SCENE_BANK, EXTRA, DEVICE, DATA
+    global SCENES, SCENE_BANK, EXTRA, DEVICE, DATA, EXTRA_SHARE, RENDER_SHARE
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -738,6 +747,10 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DATA, help="the labelled photos (byler's layout)")
     ap.add_argument("--extra", type=Path, action="append", default=[],
                     help="a folder of rendered scenes in the same layout; its train split joins the photos")
+    ap.add_argument("--extra-share", type=float, default=EXTRA_SHARE,
+                    help="finder: share of the windows not from drawn tables taken from --extra scenes")
+    ap.add_argument("--render-share", type=float, default=RENDER_SHARE,
+                    help="reader: share of every batch from the --extra scenes' dice and non-dice")
     ap.add_argument("--scenes", type=float, default=SCENES,
                     help="finder: share of windows from drawn tables of any cloth and clutter")
     ap.add_argument("--scene-bank", type=int, default=SCENE_BANK,
@@ -759,7 +772,7 @@ def main() -> None:
     print(f"{len(fit)} images for fitting, {len(train) - len(fit)} held out", flush=True)
     HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT = a.hard_negatives, a.save, a.crop, a.crop_scale, a.tilt
     PHOTOMETRIC, POOR, GLARE, TABLE_SCENES = a.photometric, a.poor_camera, a.glare, a.tables
-    NATIVE_POOR, SMALL = a.poor_native, a.small
+    NATIVE_POOR, SMALL, EXTRA_SHARE, RENDER_SHARE = a.poor_native, a.small, a.extra_share, a.render_share
     net = Finder() if a.part == "finder" else Reader()
     if a.init_onnx:
         net = from_onnx(a.init_onnx, Finder() if a.part == "finder" else Reader(CROP))

@@ -321,7 +321,8 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
     per_value = {v: {"labelled": 0, "read": 0, "right": 0} for v in range(1, 7)}
     ms: list[float] = []
     failures = []
-    col = {"scored": 0, "right": 0, "unknown": 0, "wrong": 0, "other_named": 0, "profile_as_other_profile": 0}
+    col = {"scored": 0, "right": 0, "unknown": 0, "wrong": 0, "other_named": 0, "profile_as_other_profile": 0,
+           "six": 0, "six_right": 0}
     col_fail = []
     dice_counts = []
     warm = cv2.imread(str(items[0][0])) if items else None
@@ -389,6 +390,9 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
                     col["other_named"] += 1
                 if want in profiles and got in profiles and got != want:
                     col["profile_as_other_profile"] += 1
+                if want in SIX:  # the measure: dice of the six game colours, named right
+                    col["six"] += 1
+                    col["six_right"] += got == want
                 if not good and got != UNKNOWN:
                     col_fail.append({"image": path.name, "center": [cx, cy], "labelled": want, "got": got})
     after = memory_mb()[0]
@@ -432,6 +436,8 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
     }
     if col["scored"]:
         result["colour"] = {**col, "right_or_unknown_pct": pct(col["right"] + col["unknown"], col["scored"]),
+                            "six_right_pct": pct(col["six_right"], col["six"]),
+                            "six_as_another_pct": pct(col["profile_as_other_profile"], col["six"]),
                             "failures": col_fail}
     return result
 
@@ -487,6 +493,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"colour: {c['scored']} labelled dice, right {c['right']}, unknown {c['unknown']}, wrong {c['wrong']} "
               f"(right or unknown {c['right_or_unknown_pct']} %; profile reported as another profile: "
               f"{c['profile_as_other_profile']})")
+        print(f"  of the six game colours: {c['six']} dice, named right {c['six_right_pct']} %, named as another of "
+              f"the six {c['six_as_another_pct']} %; dice of other colours given one of the six names: {c['other_named']}")
         for f in c["failures"]:
             print(f"  colour failure {f}")
     for key, per in sorted(r["by_factor"].items()):

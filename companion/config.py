@@ -37,6 +37,9 @@ DEFAULTS: dict[str, Any] = {
         "hflip": False,         # mirror left-right (a camera mounted facing the other way)
         "vflip": False,         # upside down
         "lock_after_s": 5.0,    # the automatic values measured this long after the camera opens, then held; 0: never held
+        # Pi camera: which sensor mode (docs/pi.md "Sensor mode and field of view"). Some modes read
+        # only the middle of the sensor; "auto" takes the smallest that reads all of it.
+        "sensor_mode": "auto",  # auto | default (picamera2 chooses) | a mode's size, e.g. "2304x1296"
     },
     "calibration": {
         "table": "",            # table calibration file; empty = <data dir>/table.json
@@ -103,6 +106,20 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
+def _sensor_mode(value: Any) -> str:
+    """"auto", "default" or WIDTHxHEIGHT (kept as "2304x1296"); the sizes themselves are the
+    camera's, known only when it opens (rpicam-hello --list-cameras lists them)."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in ("auto", "default"):
+        return text
+    parts = text.replace(" ", "").replace("×", "x").split("x") if text else []
+    if len(parts) == 2 and all(p.isdigit() and 16 <= int(p) <= 20000 for p in parts):
+        return f"{int(parts[0])}x{int(parts[1])}"
+    raise ValueError('must be "auto" (the smallest mode that sees the whole sensor), "default" '
+                     '(picamera2 chooses) or a sensor mode\'s WIDTHxHEIGHT as rpicam-hello --list-cameras '
+                     f'lists them (e.g. "2304x1296"), not {value!r}')
+
+
 # Keys that take "auto" or a value of another type than their default's: the check returns the
 # value to keep, or raises ValueError with "must be …".
 CHOICES: dict[str, Callable[[Any], Any]] = {
@@ -110,6 +127,7 @@ CHOICES: dict[str, Callable[[Any], Any]] = {
     "camera.gain": _auto_or_number("a gain", 0, 1000),
     "camera.white_balance": _white_balance,
     "camera.focus": _auto_or_number("a lens position (dioptres on the Pi camera)", 0, 1000),
+    "camera.sensor_mode": _sensor_mode,
 }
 
 

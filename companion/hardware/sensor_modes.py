@@ -160,8 +160,10 @@ def choose(modes: Iterable[Mapping[str, Any]], wanted: str | Size, frame: Size, 
 
 def _aspect_cut(frame: Size, seen: Size) -> str | None:
     """What the ISP cuts off when the frame's shape is not the sensor's: it crops the largest
-    part of the sensor's picture of the frame's aspect ratio (picamera2 keeps the aspect ratio),
-    so a 16:9 frame from a 4:3 sensor loses a band at the top and the bottom."""
+    part of the sensor's picture of the frame's aspect ratio (picamera2 issue #450: "it will
+    actually crop out the largest portion from the sensor raw image that it can so as to give you
+    the aspect ratio you asked for"), so a 16:9 frame from a 4:3 sensor loses a band at the top
+    and the bottom."""
     fw, fh = frame
     sw, sh = seen
     if abs(fw / fh - sw / sh) <= 0.01 * sw / sh:

@@ -41,6 +41,10 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.hardware.sensor_modes import DEFAULT, SensorChoice, SensorModeError
+from companion.hardware.sensor_modes import choose as choose_sensor_mode
+from companion.hardware.sensor_modes import parse as parse_sensor_mode
+
 log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"})
@@ -90,6 +94,7 @@ class CameraSettings:
     hflip: bool = False
     vflip: bool = False
     lock_after_s: float = 5.0
+    sensor_mode: str = "auto"  # the Pi camera's: auto | default | "WIDTHxHEIGHT" (companion.hardware.sensor_modes)
 
     @classmethod
     def from_config(cls, cam: Mapping[str, Any]) -> CameraSettings:
@@ -101,7 +106,8 @@ class CameraSettings:
         return cls(exposure_us=value("exposure_us"), gain=value("gain"),
                    white_balance=tuple(wb) if isinstance(wb, list | tuple) else wb,
                    focus=value("focus"), hflip=bool(cam.get("hflip", False)), vflip=bool(cam.get("vflip", False)),
-                   lock_after_s=float(cam.get("lock_after_s", 5.0)))
+                   lock_after_s=float(cam.get("lock_after_s", 5.0)),
+                   sensor_mode=str(cam.get("sensor_mode", "auto")))
 
     @property
     def all_fixed(self) -> bool:
@@ -182,6 +188,8 @@ class Picamera2Source(Source):
         self._enums: Any = None  # libcamera.controls, for AfModeEnum
         self._refused: set[str] = set()
         self._cam: Any = None
+        self.sensor: SensorChoice | None = None  # the sensor mode asked for at the last open
+        self._resized = False  # frames of another size than asked were seen (and resized)
 
     def open(self) -> None:
         try:
@@ -212,17 +220,54 @@ class Picamera2Source(Source):
                 from libcamera import Transform  # beside picamera2 on Raspberry Pi OS
 
                 extra["transform"] = Transform(hflip=int(self.settings.hflip), vflip=int(self.settings.vflip))
-            config = cam.create_video_configuration(main={"size": self.size, "format": "RGB888"},
-                                                    controls={"FrameRate": float(self.fps)}, **extra)
-            cam.configure(config)
+            self.sensor = self._choose_sensor_mode(cam)
+            cam.configure(self._configuration(cam, extra))
             cam.start()
+        except SensorModeError as err:
+            cam.close()
+            raise CameraError(str(err)) from err
         except Exception as err:
             cam.close()
             raise CameraError(f"Pi camera would not start: {err}") from err
+        if self.sensor is not None:
+            log.info("camera: %s for %dx%d frames (%s)", self.sensor.describe(), *self.size, self.sensor.why)
         self._cam = cam
         if self.settings is not None:
             self._set(self._start_controls())
             self.lock.start()
+
+    def _choose_sensor_mode(self, cam: Any) -> SensorChoice | None:
+        """``[camera] sensor_mode`` made a mode of this camera's (None: picamera2 chooses). Reading
+        ``cam.sensor_modes`` configures the camera once per mode, so it is skipped for "default"."""
+        wanted = parse_sensor_mode(self.settings.sensor_mode if self.settings is not None else DEFAULT)
+        if wanted == DEFAULT:
+            return None
+        try:
+            modes = list(getattr(cam, "sensor_modes", None) or [])
+        except Exception as err:  # noqa: BLE001 - picamera2 configures the camera to list them
+            log.warning("camera: cannot list the sensor modes (%s); picamera2 chooses", err)
+            return None
+        return choose_sensor_mode(modes, wanted, self.size, float(self.fps))
+
+    def _configuration(self, cam: Any, extra: dict[str, Any]) -> Any:
+        """The video configuration: main stream of the asked size in RGB888, the frame rate, and
+        the sensor mode. Current picamera2 takes ``sensor={"output_size": …, "bit_depth": …}`` in
+        ``create_video_configuration`` (the picamera2 manual's way to choose a mode, with the sizes
+        and depths of ``picam2.sensor_modes``; ``_make_libcamera_config`` in picamera2/picamera2.py
+        turns it into libcamera's SensorConfiguration, which libcamera keeps to: rpicam-apps PR
+        #560). An older picamera2 has no ``sensor`` argument and chooses the mode by the raw
+        stream's size, as its maintainers advised then (picamera2 issues #167, #558): used when
+        ``sensor`` is refused with a TypeError."""
+        main = {"size": self.size, "format": "RGB888"}
+        controls = {"FrameRate": float(self.fps)}
+        if self.sensor is None or self.sensor.size is None:
+            return cam.create_video_configuration(main=main, controls=controls, **extra)
+        sensor = {"output_size": self.sensor.size, "bit_depth": self.sensor.bit_depth}
+        try:
+            return cam.create_video_configuration(main=main, controls=controls, sensor=sensor, **extra)
+        except TypeError:  # "unexpected keyword argument 'sensor'": an older picamera2
+            return cam.create_video_configuration(main=main, controls=controls, raw={"size": self.sensor.size},
+                                                  **extra)
 
     def _not_detected(self) -> str:
         return (f"no Pi camera {self.camera_num} detected (check the ribbon cable; the Pi looks for "
@@ -235,7 +280,20 @@ class Picamera2Source(Source):
         frame = self._capture(lambda signal: self._cam.capture_array("main", signal_function=signal))
         if self.settings is not None:
             self._controls_due()
-        return frame
+        return self._sized(frame)
+
+    def _sized(self, frame: Any) -> Any:
+        """The frame at the size asked for: libcamera may adjust a stream's size to what the ISP
+        can give (picamera2 evens an odd width), and the calibration and readers expect
+        ``width`` x ``height``."""
+        shape = getattr(frame, "shape", None)
+        if shape is None or len(shape) < 2 or (shape[1], shape[0]) == self.size:
+            return frame
+        if not self._resized:
+            self._resized = True
+            log.warning("camera: the Pi camera gives %dx%d frames, not the %dx%d asked for: resized",
+                        shape[1], shape[0], *self.size)
+        return cv2.resize(frame, self.size, interpolation=cv2.INTER_AREA)
 
     def _capture(self, start: Callable[[Callable[[Any], None]], Any]) -> Any:
         """One asynchronous capture (frame or metadata), waited for at most ``frame_timeout``."""
@@ -371,7 +429,8 @@ class Picamera2Source(Source):
                 cam.close()
 
     def describe(self) -> str:
-        return f"picamera2 {self.size[0]}x{self.size[1]}@{self.fps}"
+        text = f"picamera2 {self.size[0]}x{self.size[1]}@{self.fps}"
+        return text if self.sensor is None else f"{text}, {self.sensor.describe()}"
 
 
 def _held_text(held: Mapping[str, Any]) -> str:

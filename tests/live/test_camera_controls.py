@@ -15,12 +15,14 @@ import pytest
 
 from companion.config import ConfigError, load
 from companion.live.camera import (
+    CameraError,
     CameraSettings,
     Picamera2Source,
     ResilientCamera,
     UsbSource,
     open_source,
 )
+from tests.hardware.test_sensor_modes import IMX219
 
 
 class Clock:
@@ -73,16 +75,21 @@ MODULE_2 = {k: v for k, v in MODULE_3.items() if k not in ("AfMode", "LensPositi
 
 class StandInPicamera2:
     """picamera2.Picamera2 as documented: global_camera_info(), Picamera2(n), camera_controls,
-    create_video_configuration(main=, controls=, transform=), configure, start,
-    set_controls(dict), capture_array / capture_metadata (with signal_function: a job at once,
-    collected by wait(job)), stop, close. ``metadata`` is what the camera's algorithms have
-    reached; ``sent`` every set_controls."""
+    sensor_modes, create_video_configuration(main=, controls=, transform=, sensor=, raw=),
+    configure, start, set_controls(dict), capture_array / capture_metadata (with
+    signal_function: a job at once, collected by wait(job)), stop, close. ``metadata`` is what
+    the camera's algorithms have reached; ``sent`` every set_controls; ``modes`` what
+    sensor_modes lists (None: a camera object without it). configure() evens the main size, as
+    picamera2's align_stream does."""
 
     offered = MODULE_3
     metadata: dict = {}
     sent: list[dict] = []
     configs: list[dict] = []
     metadata_reads = 0
+    modes: list[dict] | None = None
+    mode_reads = 0
+    closed = 0
 
     @classmethod
     def global_camera_info(cls):
@@ -92,13 +99,25 @@ class StandInPicamera2:
         self.camera_controls = dict(self.offered)
         self.size = (0, 0)
 
-    def create_video_configuration(self, main=None, controls=None, transform=None):
+    @property
+    def sensor_modes(self):
+        if self.modes is None:
+            raise AttributeError("sensor_modes")
+        type(self).mode_reads += 1
+        return [dict(m) for m in self.modes]
+
+    def create_video_configuration(self, main=None, controls=None, transform=None, sensor=None, raw=None):
         config = {"main": main, "controls": controls, "transform": transform}
+        if sensor is not None:
+            config["sensor"] = sensor
+        if raw is not None:
+            config["raw"] = raw
         type(self).configs.append(config)
         return config
 
     def configure(self, config):
-        self.size = config["main"]["size"]
+        w, h = config["main"]["size"]
+        self.size = (w - w % 2, h - h % 2)
 
     def start(self):
         pass
@@ -128,7 +147,7 @@ class StandInPicamera2:
         pass
 
     def close(self):
-        pass
+        type(self).closed += 1
 
 
 @pytest.fixture
@@ -145,6 +164,9 @@ def picam(monkeypatch: pytest.MonkeyPatch):
     StandInPicamera2.sent = []
     StandInPicamera2.configs = []
     StandInPicamera2.metadata_reads = 0
+    StandInPicamera2.modes = None
+    StandInPicamera2.mode_reads = 0
+    StandInPicamera2.closed = 0
     StandInPicamera2.metadata = {"ExposureTime": 12000, "AnalogueGain": 2.5, "ColourGains": (1.8, 1.4),
                                  "LensPosition": 1.25, "FrameDuration": 66666}
     return StandInPicamera2
@@ -394,6 +416,69 @@ def test_a_usb_cameras_fixed_values_are_sent_in_its_own_units(tmp_path):
     assert cv2.CAP_PROP_EXPOSURE in captures[0].values and source.controls() == "fixed in companion.toml"
 
 
+# -- the sensor mode ([camera] sensor_mode; the choice itself: tests/hardware/test_sensor_modes.py)
+
+def test_auto_asks_picamera2_for_the_sensor_mode_that_sees_the_whole_sensor(picam, caplog):
+    picam.modes = IMX219  # a Camera Module 2: for 1280x720 picamera2 alone takes the cropped 1920x1080
+    source = Picamera2Source(1280, 720, 15, settings=settings())
+    with caplog.at_level(logging.INFO, logger="companion.live.camera"):
+        source.open()
+    config = picam.configs[-1]
+    assert config["sensor"] == {"output_size": (1640, 1232), "bit_depth": 10}
+    assert config["main"] == {"size": (1280, 720), "format": "RGB888"} and "raw" not in config
+    assert source.read().shape == (720, 1280, 3)
+    assert source.describe() == "picamera2 1280x720@15, sensor 1640x1232 10-bit, full view"
+    assert "sensor 1640x1232 10-bit, full view for 1280x720 frames" in caplog.text
+
+
+def test_a_sensor_mode_size_is_asked_for_and_default_leaves_the_modes_unread(picam):
+    picam.modes = IMX219
+    Picamera2Source(1280, 720, 15, settings=settings(sensor_mode="1920x1080")).open()
+    assert picam.configs[-1]["sensor"] == {"output_size": (1920, 1080), "bit_depth": 10}
+    reads = picam.mode_reads
+    source = Picamera2Source(1280, 720, 15, settings=settings(sensor_mode="default"))
+    source.open()  # listing the modes reconfigures the camera once per mode: not done for nothing
+    assert picam.mode_reads == reads and "sensor" not in picam.configs[-1]
+    assert source.describe() == "picamera2 1280x720@15"
+
+
+def test_a_size_the_camera_has_no_mode_of_is_a_camera_error_naming_its_modes(picam):
+    picam.modes = IMX219
+    source = Picamera2Source(1280, 720, 15, settings=settings(sensor_mode="2304x1296"))
+    with pytest.raises(CameraError, match=r"camera.sensor_mode 2304x1296 is not a mode of this camera "
+                                          r"\(its modes: 640x480, 1640x1232, 1920x1080, 3280x2464; or \"auto\"\)"):
+        source.open()
+    assert picam.closed == 1  # the camera is let go, for the next try
+
+
+def test_an_older_picamera2_without_sensor_is_asked_through_the_raw_streams_size(picam, monkeypatch):
+    full = StandInPicamera2.create_video_configuration
+
+    def without_sensor(self, main=None, controls=None, transform=None, raw=None):
+        return full(self, main, controls, transform, raw=raw)
+
+    monkeypatch.setattr(StandInPicamera2, "create_video_configuration", without_sensor)
+    picam.modes = IMX219
+    Picamera2Source(1280, 720, 15, settings=settings()).open()
+    assert picam.configs[-1]["raw"] == {"size": (1640, 1232)} and "sensor" not in picam.configs[-1]
+
+
+def test_a_camera_without_sensor_modes_is_left_to_picamera2(picam):
+    source = Picamera2Source(1280, 720, 15, settings=settings())  # picam.modes None: no sensor_modes
+    source.open()
+    assert "sensor" not in picam.configs[-1]
+    assert source.describe() == "picamera2 1280x720@15, sensor mode chosen by picamera2"
+
+
+def test_frames_come_at_the_size_asked_for(picam, caplog):
+    source = Picamera2Source(641, 481, 15, settings=settings())  # picamera2 evens a stream's size
+    source.open()
+    with caplog.at_level(logging.WARNING, logger="companion.live.camera"):
+        assert source.read().shape == (481, 641, 3)
+        assert source.read().shape == (481, 641, 3)
+    assert caplog.text.count("gives 640x480 frames, not the 641x481 asked for") == 1
+
+
 # -- companion.toml
 
 def write(tmp_path, text: str):
@@ -434,3 +519,5 @@ def test_good_camera_values_are_read(tmp_path):
     s = CameraSettings.from_config(cam)
     assert s == CameraSettings(8000, 2.0, (1.8, 1.5), 1.25, True, False, 0.0)
     assert CameraSettings.from_config(load(None)["camera"]) == CameraSettings()
+    assert CameraSettings.from_config(load(write(tmp_path, '[camera]\nsensor_mode = "2304x1296"\n'))["camera"]) \
+        == CameraSettings(sensor_mode="2304x1296")

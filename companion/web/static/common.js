@@ -34,6 +34,9 @@
     return node;
   };
 
+  // The controller's dock: a game's main in-play actions, fixed above the thumb bar (app.css).
+  C.dock = (...children) => C.el("div", {class: "dock", id: "dock"}, ...children);
+
   C.gameName = (g) => C.t["game_" + g] || g;
   // A Stack 21 team by its members ("Ann + Cy"): its key "Ann+Cy" is one unbreakable word.
   C.unitName = (state, unit) => {

@@ -62,6 +62,18 @@ document.addEventListener("DOMContentLoaded", () => {
   const newDemo = document.getElementById("new-demo");  // only while the demo table plays
   if (newDemo) newDemo.addEventListener("click", () => C.change("POST", "/api/demo/new"));
 
+  // The dock (a game's main actions, fixed above the thumb bar) and the bar take room at the
+  // foot of the screen: the page is padded by their measured heights, so its last line and the
+  // board are never under them.
+  const thumb = document.getElementById("thumb");
+  function fitDock() {
+    const dock = controls.querySelector(".dock");
+    document.body.style.setProperty("--thumb-h", thumb.getBoundingClientRect().height + "px");
+    document.body.style.setProperty("--dock-h", (dock ? dock.getBoundingClientRect().height : 0) + "px");
+    document.body.classList.toggle("docked", !!dock);
+  }
+  window.addEventListener("resize", fitDock);
+
   C.connect((state) => {
     showUndo(state);
     status.replaceChildren(C.statusLine(state));
@@ -74,7 +86,7 @@ document.addEventListener("DOMContentLoaded", () => {
       el("button", {type: "button", class: "badb", onclick: () => C.change("POST", `/api/pending/${p.id}/reject`)}, tr("reject")))));
     controls.replaceChildren();
     mini.replaceChildren();
-    if (!state.game) { C.renderBoard(state, controls); return; }
+    if (!state.game) { C.renderBoard(state, controls); fitDock(); return; }
     (C.controllers[state.game] || C.controllers.generic)(state, controls);
     C.renderBoard(state, mini);
     // the raw JSON box at the foot of the page, under the board, closed: for developers, not players
@@ -84,5 +96,6 @@ document.addEventListener("DOMContentLoaded", () => {
       box.open = open;
       dev.replaceChildren(box);
     } else dev.replaceChildren();
+    fitDock();
   });
 });

@@ -121,6 +121,6 @@
     if (state.finished) return;
     const diceFor = (state.legal || []).filter((a) => a.type === "dice").map((a) => a.side);
     if (diceFor.length) { for (const side of diceFor) root.appendChild(dicePicker(side)); return; }
-    root.appendChild(throwButtons(state));
+    root.appendChild(C.dock(throwButtons(state)));  // the throws: under the thumb, no scrolling
   };
 })();

@@ -181,8 +181,10 @@
   C.controllers.exactly = function (state, root) {
     if (state.finished) return;
     const d = state.detail || {};
-    if (d.phase === "move") { root.appendChild(moveList(state)); return; }
-    root.appendChild(rollButtons(state));
+    // the roll's faces and the moves sit in the dock, under the thumb; the start roll (once a
+    // game) stays in the page
+    if (d.phase === "move") { root.appendChild(C.dock(moveList(state))); return; }
     if ((state.legal || []).some((a) => a.type === "start_roll")) root.appendChild(startRoll(state));
+    root.appendChild(C.dock(rollButtons(state)));
   };
 })();

@@ -234,8 +234,13 @@
       el("small", {}, s ? s.count : ""));
   }
 
+  // A turn's moves (the heading with the card in hand, the draw, keep / place / give, take the
+  // upcard / combine) go in the dock, under the thumb; naming the upcard and an empty stock,
+  // rare, stay in the page (``root``).
   function turnControls(state, root) {
     const d = state.detail;
+    const page = root;
+    root = C.dock();
     const player = d.to_act_player;
     const legal = state.legal || [];
     const of = (type) => legal.filter((a) => a.type === type);
@@ -292,10 +297,11 @@
       box.appendChild(grid);
       root.appendChild(box);
     }
-    if (of("upcard").length) root.appendChild(cardPad("upcard|" + d.round, tr("s21_name_upcard"), tr("s21_upcard"),
+    if (of("upcard").length) page.appendChild(cardPad("upcard|" + d.round, tr("s21_name_upcard"), tr("s21_upcard"),
       (card) => C.send({type: "upcard", card})));
-    if (of("stock_empty").length) root.appendChild(el("button", {type: "button", class: "big", "data-action": "stock_empty",
+    if (of("stock_empty").length) page.appendChild(el("button", {type: "button", class: "big", "data-action": "stock_empty",
       onclick: () => C.send({type: "stock_empty"})}, tr("s21_stock_empty")));
+    if (root.children.length) page.appendChild(root);
   }
 
   C.controllers.stack21 = function (state, root) {

@@ -111,15 +111,21 @@
   const rolls = {};   // "roll|turn" or "reroll|turn" -> {colour: value}, kept across re-renders
   const picks = {};   // "turn|roll|player" -> Set of colours chosen to enter
 
+  // The roll (kind "roll") is typed in the dock, under the thumb: six digits, the sixth sends it,
+  // or the Roll button beside the field; its six colour pickers stay in the page above (returned
+  // as ``pickers``). The re-roll (opened on request) keeps field, pickers and button together.
   function diceForm(state, kind) {
     const d = state.detail;
     const key = kind + "|" + d.turn;
+    const docked = kind === "roll";
     const locked = kind === "reroll" ? COLOURS.filter((c) => d.roll[c] === 1) : [];
     const values = rolls[key] = rolls[key] || Object.fromEntries(locked.map((c) => [c, 1]));
-    const form = el("form", {class: "card dice-entry t21-dice", "data-kind": kind},
-      el("h2", {}, tr(kind === "roll" ? "t21_set_roll" : "t21_set_reroll", {name: d.roller})));
+    const heading = tr(kind === "roll" ? "t21_set_roll" : "t21_set_reroll", {name: d.roller});
+    const form = el("form", {class: docked ? "t21-dice" : "card dice-entry t21-dice", "data-kind": kind},
+      docked ? null : el("h2", {}, heading));
+    const pickBox = docked ? el("div", {class: "card dice-entry t21-pickers"}, el("h2", {}, heading)) : form;
     const typed = el("input", {name: "typed", inputmode: "numeric", maxlength: 6, autocomplete: "off",
-      placeholder: tr("t21_type_digits"), "aria-label": tr("t21_type_digits")});
+      placeholder: tr("t21_type_digits"), "aria-label": docked ? tr("t21_type_hint") : tr("t21_type_digits")});
     const pickers = {};
     function press(c, v) {
       values[c] = v;
@@ -134,7 +140,8 @@
       COLOURS.forEach((c, i) => { if (i < digits.length && !locked.includes(c)) press(c, Number(digits[i])); });
       if (/^[1-6]{6}$/.test(typed.value.replace(/\s/g, "")) && !sending) form.requestSubmit();
     });
-    form.appendChild(el("label", {}, tr("t21_type_hint"), typed));
+    if (docked) pickBox.appendChild(el("p", {class: "dim"}, tr("t21_type_hint")));
+    else form.appendChild(el("label", {}, tr("t21_type_hint"), typed));
     for (const c of COLOURS) {
       const opts = el("div", {class: "opts"});
       pickers[c] = opts;
@@ -144,9 +151,10 @@
         b.addEventListener("click", () => press(c, v));
         opts.appendChild(b);
       }
-      form.appendChild(el("div", {class: "picker"}, el("div", {class: "lab"}, colourName(c)
+      pickBox.appendChild(el("div", {class: "picker"}, el("div", {class: "lab"}, colourName(c)
         + (locked.includes(c) ? " · " + tr("t21_one_locked") : "")), opts));
     }
+    if (docked) form.appendChild(typed);
     form.appendChild(el("button", {type: "submit", class: "primary big"}, tr(kind === "roll" ? "t21_roll" : "t21_reroll")));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
@@ -159,6 +167,7 @@
         if (r.ok) delete rolls[key];
       } finally { sending = false; }
     });
+    if (docked) form.pickers = pickBox;
     return form;
   }
 
@@ -172,6 +181,8 @@
     return box;
   }
 
+  // A waiting player's entry, one compact block each in the dock: name and row, the six dice of
+  // the roll, then Enter and Strike.
   function playerCard(state, player) {
     const d = state.detail;
     const ch = (d.choices || {})[player] || {enter: [], exact: [], strike: null};
@@ -179,8 +190,13 @@
     const key = d.turn + "|" + JSON.stringify(d.roll) + "|" + player;
     const chosen = picks[key] = picks[key] || new Set();
     const row = sheet.row ? sheet.rows[sheet.row - 1] : null;
+    const s = ch.strike;
+    const strike = el("button", {type: "button", class: "badb", "data-strike": player, disabled: !s,
+      onclick: () => C.send({type: "strike", player})},
+      s ? tr("t21_strike", {row: s.row, cell: s.cell, colour: colourName(s.color), printed: s.printed}) : tr("struck"));
     const card = el("div", {class: "card t21-act", "data-player": player},
-      el("div", {class: "who"}, el("b", {}, player), " · ", tr("row", {n: sheet.row || "–"})));
+      el("div", {class: "t21-act-head"}, el("span", {class: "nm", title: player}, player),
+        el("span", {class: "row-n"}, tr("row", {n: sheet.row || "–"}))));
     const grid = el("div", {class: "t21-pick"});
     const enterButton = el("button", {type: "button", class: "primary", "data-enter": player, disabled: !chosen.size},
       tr("t21_enter", {n: chosen.size || ""}));
@@ -204,16 +220,12 @@
     }
     card.appendChild(grid);
     if (!ch.enter.length) card.appendChild(el("div", {class: "dim"}, tr("t21_nothing_fits")));
+    card.appendChild(el("div", {class: "row t21-buttons"}, enterButton, strike));
     enterButton.addEventListener("click", async () => {
       const colors = COLOURS.filter((c) => chosen.has(c));
       const r = await C.send({type: "enter", player, colors});
       if (r.ok) delete picks[key];
     });
-    const s = ch.strike;
-    const strike = el("button", {type: "button", class: "badb", "data-strike": player, disabled: !s,
-      onclick: () => C.send({type: "strike", player})},
-      s ? tr("t21_strike", {row: s.row, cell: s.cell, colour: colourName(s.color), printed: s.printed}) : tr("struck"));
-    card.appendChild(el("div", {class: "row t21-buttons"}, enterButton, strike));
     return card;
   }
 
@@ -221,10 +233,15 @@
     if (state.finished) return;
     const d = state.detail || {};
     const types = new Set((state.legal || []).map((a) => a.type));
-    if (types.has("roll") || !d.roll) { root.appendChild(diceForm(state, "roll")); return; }
+    if (types.has("roll") || !d.roll) {
+      const form = diceForm(state, "roll");
+      root.append(form.pickers, C.dock(el("div", {class: "who"}, tr("t21_set_roll", {name: d.roller})), form));
+      return;
+    }
     root.appendChild(el("div", {class: "card t21-turn"}, el("div", {class: "dice-row"},
       ...COLOURS.map((c) => die(c, d.roll[c])))));
     if (types.has("reroll")) root.appendChild(rerollBox(state));
-    for (const p of d.waiting || []) root.appendChild(playerCard(state, p));
+    // every waiting player's entry in the dock, under the thumb
+    if ((d.waiting || []).length) root.appendChild(C.dock(...d.waiting.map((p) => playerCard(state, p))));
   };
 })();

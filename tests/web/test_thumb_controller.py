@@ -1,0 +1,171 @@
+"""The controller built around the thumb (real Chromium at 390 x 844 against a real server on
+loopback): in play, each game's main actions sit in the dock fixed just above the Undo bar, so a
+player never scrolls to act. For each game, at the top of the page and at its end, every main
+action button is inside the window and a tap at its centre lands on it (nothing covers it); and
+tapped, it acts. The main actions: 21 Exact's six throw buttons; Twenty One's typed roll and its
+Roll button, then each waiting player's six dice, Enter and Strike; exactly's six faces, then its
+moves; Stack 21's draw, then the stacks to keep the card on or give it to. Screenshots go to
+``test-output/screenshots/``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import CHROMIUM, DICE_A, DICE_B, NEW_EXACT21, PHONE, PIN, SHOTS, phone
+from tests.web.test_game_over import TOO_WIDE, get, post
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+
+# Every button matching a selector: its box, and whether a tap at its centre lands on it.
+BOXES = """(sel) => Array.from(document.querySelectorAll(sel)).map((b) => {
+  const r = b.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return {what: (b.dataset.cup || b.dataset.colour || b.dataset.face || b.dataset.move || b.dataset.action
+                 || b.name || b.textContent).trim(), top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+          reached: hit === b || b.contains(hit)}; })"""
+
+
+def out_of_reach(page: Any, selector: str) -> list[dict[str, Any]]:
+    """The controls of ``selector`` a thumb cannot reach without scrolling, at the top of the page
+    and at its end (none at all is a failure too)."""
+    far: list[dict[str, Any]] = []
+    for where in ("0", "document.documentElement.scrollHeight"):
+        page.evaluate(f"window.scrollTo(0, {where})")
+        page.wait_for_timeout(50)
+        boxes = page.evaluate(BOXES, selector)
+        assert boxes, f"no {selector} on the page"
+        far += [b for b in boxes if not (b["top"] >= 0 and b["bottom"] <= PHONE["height"] and b["left"] >= 0
+                                        and b["right"] <= PHONE["width"] and b["reached"])]
+    page.evaluate("window.scrollTo(0, 0)")
+    return far
+
+
+def controller(browser: Any, server: Any, errors: list[str]) -> Any:
+    ctl = phone(browser, f"{server.url}/controller#pin={PIN}", errors)
+    ctl.wait_for_function("localStorage.getItem('companion.pin') !== null")
+    return ctl
+
+
+def shown(page: Any, server: Any) -> dict[str, Any]:
+    """The table's state, once the page shows it."""
+    state = get(server.port, "/api/state")
+    page.wait_for_function(f"document.body.dataset.version === '{state['version']}'")
+    return state
+
+
+def moved(page: Any, server: Any, before: dict[str, Any]) -> dict[str, Any]:
+    """The state after the tap that was to move the game on from ``before`` (shown on the page)."""
+    try:
+        page.wait_for_function(f"document.body.dataset.version !== '{before['version']}'", timeout=5000)
+    except Exception as e:
+        raise AssertionError(f"the tap did nothing: {page.inner_text('#toast')}") from e
+    state = shown(page, server)
+    assert state["seq"] > before["seq"]
+    return state
+
+
+def shot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"thumb-{name}.png"))
+
+
+def test_21_exact_throws_are_under_the_thumb(browser, server):
+    post(server.port, "/api/games", NEW_EXACT21)
+    post(server.port, "/api/events", DICE_A)
+    post(server.port, "/api/events", DICE_B)
+    errors: list[str] = []
+    ctl = controller(browser, server, errors)
+    state = shown(ctl, server)
+    assert ctl.evaluate("document.documentElement.scrollHeight") > PHONE["height"], "the board goes on below"
+    assert out_of_reach(ctl, "#dock button[data-cup], #undo") == []
+    assert ctl.locator("#dock button[data-cup]").count() == 6
+    shot(ctl, "exact21")
+    assert not ctl.evaluate(TOO_WIDE)
+    ctl.click('#dock button[data-cup="blue"]')
+    after = moved(ctl, server, state)
+    assert after["detail"]["last"]["cup"] == "blue" and after["scores"]["A"] == 3
+    assert out_of_reach(ctl, "#dock button[data-cup]") == []  # B's turn: still in reach
+    ctl.click('#dock button[data-cup="miss"]')
+    assert moved(ctl, server, after)["detail"]["last"]["cup"] == "miss"
+    assert errors == []
+
+
+def test_twenty_one_roll_and_entries_are_under_the_thumb(browser, server):
+    post(server.port, "/api/games", {"type": "new_game", "game": "twentyone",
+                                        "players": [{"name": "Ann", "sheet": "C"}, {"name": "Bea", "sheet": "A"}]})
+    errors: list[str] = []
+    ctl = controller(browser, server, errors)
+    state = shown(ctl, server)
+    # the roll: the typed field and Roll under the thumb (the colour pickers stay in the page)
+    assert out_of_reach(ctl, '#dock .t21-dice[data-kind="roll"] :is(input[name=typed], button[type=submit])') == []
+    shot(ctl, "twentyone-roll")
+    ctl.click("#dock input[name=typed]")
+    ctl.keyboard.type("451326")  # the sixth digit sends it
+    state = moved(ctl, server, state)
+    assert state["detail"]["roll"]["white"] == 4
+    # each waiting player's dice, Enter and Strike
+    assert ctl.evaluate("document.documentElement.scrollHeight") > PHONE["height"], "the sheets go on below"
+    assert out_of_reach(ctl, "#dock .t21-act button") == []
+    assert ctl.locator("#dock .t21-act").count() == 2
+    shot(ctl, "twentyone-enter")
+    assert not ctl.evaluate(TOO_WIDE)
+    colour = state["detail"]["choices"]["Ann"]["enter"][0]
+    ann = ctl.locator('#dock .t21-act[data-player="Ann"]')
+    ann.locator(f'button[data-colour="{colour}"]').click()
+    ann.locator("button[data-enter]").click()
+    state = moved(ctl, server, state)
+    assert state["detail"]["last"]["type"] == "enter" and state["detail"]["last"]["player"] == "Ann"
+    assert out_of_reach(ctl, "#dock .t21-act button") == []
+    ctl.click('#dock .t21-act[data-player="Bea"] button[data-strike]')
+    state = moved(ctl, server, state)
+    assert state["detail"]["roller"] == "Bea"  # everyone acted: Bea rolls next, in the dock again
+    assert out_of_reach(ctl, '#dock .t21-dice[data-kind="roll"] :is(input[name=typed], button[type=submit])') == []
+    assert errors == []
+
+
+def test_exactly_faces_and_moves_are_under_the_thumb(browser, server):
+    post(server.port, "/api/games", {"type": "new_game", "game": "exactly", "players": ["Ann", "Bea"]})
+    errors: list[str] = []
+    ctl = controller(browser, server, errors)
+    state = shown(ctl, server)
+    assert ctl.locator(".x-start-box[open]").count() == 1  # the start roll: in the page, open
+    assert out_of_reach(ctl, "#dock .faces button[data-face]") == []
+    assert ctl.locator("#dock .faces button[data-face]").count() == 6
+    shot(ctl, "exactly-roll")
+    ctl.click('#dock button[data-face="5"]')
+    state = moved(ctl, server, state)
+    assert state["detail"]["phase"] == "move"
+    assert out_of_reach(ctl, "#dock button[data-move]") == []
+    assert ctl.locator("#dock button[data-move]").count() == len(state["detail"]["legal_moves"])
+    shot(ctl, "exactly-move")
+    assert not ctl.evaluate(TOO_WIDE)
+    ctl.locator("#dock button[data-move]").first.click()
+    state = moved(ctl, server, state)
+    assert state["detail"]["last"]["type"] == "move"
+    assert out_of_reach(ctl, "#dock .faces button[data-face]") == []  # Bea rolls: in reach
+    assert errors == []
+
+
+def test_stack_21_draw_and_stacks_are_under_the_thumb(browser, server):
+    post(server.port, "/api/games", {"type": "new_game", "game": "stack21", "players": ["Ann", "Bea"]})
+    errors: list[str] = []
+    ctl = controller(browser, server, errors)
+    state = shown(ctl, server)
+    ctl.click("button[data-virtual-deal]")  # a round's deal: once a round, in the page
+    state = moved(ctl, server, state)
+    assert ctl.evaluate("document.documentElement.scrollHeight") > PHONE["height"], "the stacks go on below"
+    assert out_of_reach(ctl, '#dock button[data-action="draw"]') == []
+    assert out_of_reach(ctl, "#dock button[data-action]") == []  # combine and take too, where offered
+    shot(ctl, "stack21-draw")
+    ctl.click('#dock button[data-action="draw"][data-from="stock"]')
+    state = moved(ctl, server, state)
+    assert state["detail"]["hand"]
+    assert out_of_reach(ctl, '#dock button[data-action="keep"], #dock button[data-action="give"]') == []
+    shot(ctl, "stack21-keep")
+    assert not ctl.evaluate(TOO_WIDE)
+    ctl.locator('#dock button[data-action="keep"]').first.click()
+    state = moved(ctl, server, state)
+    assert state["detail"]["last"]["type"] in ("keep", "place")
+    assert errors == []

@@ -48,10 +48,13 @@ class RuleError(Exception):
     """The rules refuse an event. ``code`` is a reason code of EVENTS.md; ``message`` is a
     sentence a player understands. A refused event changes nothing."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str, params: dict[str, Any] | None = None):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        # the specifics the sentence names (players, values), for a phone that says it in its own
+        # language: the API sends them as "args"; a code with the same names says the same thing
+        self.params = dict(params or {})
 
     def as_dict(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message}

@@ -188,7 +188,7 @@ class Exact21(Engine):
         for side in state.sides:
             if side.name == name:
                 return side
-        raise RuleError(UNKNOWN_PLAYER, f"there is no side called '{name}'")
+        raise RuleError(UNKNOWN_PLAYER, f"there is no side called '{name}'", {"side": name})
 
     def on_dice(self, state: State, event: Mapping[str, Any]) -> None:
         """E2: four different numbers 1–6, once per side."""
@@ -204,10 +204,12 @@ class Exact21(Engine):
             if not whole(value) or not 1 <= value <= 6:
                 raise RuleError(BAD_VALUE, f"the {colour} die shows {value}: a die shows 1 to 6")
         if side.values is not None:
-            raise RuleError("DICE_ALREADY_SET", f"side {side.name}'s dice are already set for this game")
+            raise RuleError("DICE_ALREADY_SET", f"side {side.name}'s dice are already set for this game",
+                            {"side": side.name})
         if len(set(values.values())) != 4:
             raise RuleError("DICE_NOT_DISTINCT",
-                            f"side {side.name}'s four dice must show four different numbers: roll all four again")
+                            f"side {side.name}'s four dice must show four different numbers: roll all four again",
+                            {"side": side.name})
         side.values = {c: values[c] for c in COLOURS}
         state.last = {"type": "dice", "side": side.name}
 
@@ -216,7 +218,8 @@ class Exact21(Engine):
         cup = event["cup"]
         player = event.get("player")
         if player is not None and player not in side.players:
-            raise RuleError(UNKNOWN_PLAYER, f"side {side.name} has no player called '{player}'")
+            raise RuleError(UNKNOWN_PLAYER, f"side {side.name} has no player called '{player}'",
+                            {"side": side.name, "player": player})
         if cup not in CUPS:
             raise RuleError(BAD_VALUE, f"'{cup}' is not a cup: blue, red, green, yellow, silver or miss")
         # E6: the first side's turn begins with the game (E4), so the turn is checked before the
@@ -225,14 +228,15 @@ class Exact21(Engine):
         # only the first side's own next throw is DICE_NOT_SET
         on_turn = state.sides[state.turn]
         if side is not on_turn:  # E4, E5
-            raise RuleError(NOT_YOUR_TURN, f"it is side {on_turn.name}'s turn")
+            raise RuleError(NOT_YOUR_TURN, f"it is side {on_turn.name}'s turn", {"side": on_turn.name})
         thrower = side.players[side.next_player]
         if player is not None and player != thrower:
-            raise RuleError(NOT_YOUR_TURN, f"it is {thrower}'s throw for side {side.name}")
+            raise RuleError(NOT_YOUR_TURN, f"it is {thrower}'s throw for side {side.name}",
+                            {"player": thrower, "side": side.name})
         if any(s.values is None for s in state.sides):  # E6
             raise RuleError("DICE_NOT_SET", "no throw before both sides have rolled their four dice")
         if cup in COLOURS and side.cups[cup] == 0:  # E9
-            raise RuleError("NO_CUPS_LEFT", f"side {side.name} has no {cup} cups left")
+            raise RuleError("NO_CUPS_LEFT", f"side {side.name} has no {cup} cups left", {"side": side.name, "cup": cup})
 
         assert side.values is not None
         outcome: dict[str, Any] = {"type": "throw", "side": side.name, "player": thrower, "cup": cup}

@@ -188,7 +188,7 @@ class Exactly(Engine):
     # -- events
     def _player(self, state: State, name: str) -> int:
         if name not in state.players:
-            raise RuleError(UNKNOWN_PLAYER, f"there is no player called '{name}'")
+            raise RuleError(UNKNOWN_PLAYER, f"there is no player called '{name}'", {"player": name})
         return state.players.index(name)
 
     def _stack(self, state: State, name: str) -> str:
@@ -198,7 +198,8 @@ class Exactly(Engine):
 
     def _on_turn(self, state: State, seat: int) -> None:
         if seat != state.active:
-            raise RuleError(NOT_YOUR_TURN, f"it is {state.players[state.active]}'s turn")
+            raise RuleError(NOT_YOUR_TURN, f"it is {state.players[state.active]}'s turn",
+                            {"player": state.players[state.active]})
 
     def on_start_roll(self, state: State, event: Mapping[str, Any]) -> None:
         """X2: the highest face starts; a tie for the highest rolls again."""
@@ -217,7 +218,7 @@ class Exactly(Engine):
         best = max(START_RANK[f] for f in faces.values())
         top = [p for p in state.players if p in faces and START_RANK[faces[p]] == best]
         if len(top) > 1:
-            raise RuleError("START_TIE", f"{name_list(top)} tie for the highest roll: roll again")
+            raise RuleError("START_TIE", f"{name_list(top)} tie for the highest roll: roll again", {"players": top})
         state.active = state.players.index(top[0])
         state.started = True
         state.last = {"type": "start_roll", "faces": dict(faces), "next": top[0]}
@@ -230,7 +231,8 @@ class Exactly(Engine):
             raise RuleError(BAD_VALUE, f"'{face}' is not a face of the die: 0 ? 50 20 10 5")
         self._on_turn(state, seat)
         if state.face is not None:
-            raise RuleError("ALREADY_ROLLED", f"{state.players[seat]} has rolled {state.face}: move a token")
+            raise RuleError("ALREADY_ROLLED", f"{state.players[seat]} has rolled {state.face}: move a token",
+                            {"player": state.players[seat], "face": state.face})
         state.started = True
         state.face = face
         auto_pass = None
@@ -254,22 +256,27 @@ class Exactly(Engine):
             raise RuleError(BAD_VALUE, f"{value}c: a token is worth 50, 20, 10 or 5 cents")
         self._on_turn(state, seat)
         if state.face is None:
-            raise RuleError("ROLL_FIRST", f"{state.players[seat]} has not rolled yet")
+            raise RuleError("ROLL_FIRST", f"{state.players[seat]} has not rolled yet", {"player": state.players[seat]})
         if value in NEVER_MOVED:  # X3: a value of the game, but never one a face lets you move
             what = "a €1 trophy never moves" if value == EXACT else "'0' moves nothing"
-            raise RuleError("WRONG_VALUE", f"the die shows {state.face}: {what}; move a 50, 20, 10 or 5c token")
+            raise RuleError("WRONG_VALUE", f"the die shows {state.face}: {what}; move a 50, 20, 10 or 5c token",
+                            {"face": state.face})
         if value not in face_values(state.face):
-            raise RuleError("WRONG_VALUE", f"the die shows {state.face}: move a {state.face}c token, not {value}c")
+            raise RuleError("WRONG_VALUE", f"the die shows {state.face}: move a {state.face}c token, not {value}c",
+                            {"face": state.face, "value": value})
         if source == target:
             raise RuleError("SAME_STACK", "a token moves from one stack to a different one")
         if not state.stacks[source][value]:
             owner = "the centre" if source == CENTER else source
-            raise RuleError("NO_SUCH_TOKEN", f"{owner} has no {value}c token (no change is ever made)")
+            raise RuleError("NO_SUCH_TOKEN", f"{owner} has no {value}c token (no change is ever made)",
+                            {"stack": source, "value": value})
         if capped(state, target, value):
             held = total(state.stacks[target])
-            raise RuleError("CAP_EXCEEDED", f"{target} holds {held}c: no token may go onto a stack over {CAP}c"
-                            if state.cap_mode == "before" else
-                            f"{target} holds {held}c: {value}c more would be over {CAP}c")
+            if state.cap_mode == "before":
+                raise RuleError("CAP_EXCEEDED", f"{target} holds {held}c: no token may go onto a stack over {CAP}c",
+                                {"stack": target, "held": held, "cap": CAP})
+            raise RuleError("CAP_EXCEEDED", f"{target} holds {held}c: {value}c more would be over {CAP}c",
+                            {"stack": target, "held": held, "value": value, "cap": CAP})
         state.stacks[source][value] -= 1
         state.stacks[target][value] += 1
         state.moves += 1
@@ -286,9 +293,10 @@ class Exactly(Engine):
         seat = self._player(state, event["player"])
         self._on_turn(state, seat)
         if state.face is None:
-            raise RuleError("ROLL_FIRST", f"{state.players[seat]} rolls first")
+            raise RuleError("ROLL_FIRST", f"{state.players[seat]} rolls first", {"player": state.players[seat]})
         # A face without a legal move passed the turn at the roll, so a move exists here.
-        raise RuleError("MUST_MOVE", f"the die shows {state.face} and a move exists: moving is compulsory")
+        raise RuleError("MUST_MOVE", f"the die shows {state.face} and a move exists: moving is compulsory",
+                        {"face": state.face})
 
     def _next_turn(self, state: State) -> None:
         state.active = (state.active + 1) % len(state.players)

@@ -269,7 +269,7 @@ class Stack21(Engine):
     # -- helpers
     def _player(self, state: State, name: str) -> str:
         if name not in state.players:
-            raise RuleError(UNKNOWN_PLAYER, f"there is no player called '{name}'")
+            raise RuleError(UNKNOWN_PLAYER, f"there is no player called '{name}'", {"player": name})
         return name
 
     def _round(self, state: State) -> Round:
@@ -284,7 +284,7 @@ class Stack21(Engine):
         rnd = self._round(state)
         expected = state.players[rnd.turn]
         if player != expected:
-            raise RuleError(NOT_YOUR_TURN, f"it is {expected}'s turn")
+            raise RuleError(NOT_YOUR_TURN, f"it is {expected}'s turn", {"player": expected})
         return rnd
 
     @staticmethod
@@ -303,8 +303,8 @@ class Stack21(Engine):
         if rnd.hand is not None:
             if rnd.refused_by is not None:
                 raise RuleError(MUST_PLACE, f"{rnd.refused_by} refused the {rnd.hand}: place it on one of "
-                                            "your own active stacks first")
-            raise RuleError(MUST_PLACE, f"keep or give the {rnd.hand} you drew first")
+                                            "your own active stacks first", {"player": rnd.refused_by, "card": rnd.hand})
+            raise RuleError(MUST_PLACE, f"keep or give the {rnd.hand} you drew first", {"card": rnd.hand})
 
     @staticmethod
     def _active_players(rnd: Round, players: list[str]) -> list[str]:
@@ -359,7 +359,7 @@ class Stack21(Engine):
         # While a round runs nobody is due to deal: the round, not the dealer, is what refuses it.
         if state.round is not None:
             raise RuleError(ROUND_NOT_OVER, f"round {state.round.number} is still being played: finish it "
-                                            "(or undo the deal) before dealing again")
+                                            "(or undo the deal) before dealing again", {"round": state.round.number})
         dealer = self._expected_dealer(state, dealer)
         if seed is not None:
             dealt = deck.deal(state.players, dealer, state.options, random.Random(seed))
@@ -383,7 +383,7 @@ class Stack21(Engine):
             return named if named is not None else state.players[-1]
         expected = state.players[state.next_dealer]
         if named is not None and named != expected:
-            raise RuleError(NOT_YOUR_TURN, f"the deal passes left: {expected} deals this round")
+            raise RuleError(NOT_YOUR_TURN, f"the deal passes left: {expected} deals this round", {"dealer": expected})
         return expected
 
     # -- a turn (S4–S9)
@@ -402,12 +402,14 @@ class Stack21(Engine):
         if known:
             assert rnd.stock is not None
             if source == "upcard" and rnd.stock:
-                raise RuleError(CARD_MISMATCH, f"the stock still holds {len(rnd.stock)} cards: draw from it")
+                raise RuleError(CARD_MISMATCH, f"the stock still holds {len(rnd.stock)} cards: draw from it",
+                                {"stock": len(rnd.stock)})
             card = self._draw_card(rnd)
             if card is None:  # cannot happen: the round ends when no card is left
                 raise RuleError(CARD_MISMATCH, "there is no card left to draw")
             if named is not None and named != card:
-                raise RuleError(CARD_MISMATCH, f"the card on top is the {card}, not the {named}")
+                raise RuleError(CARD_MISMATCH, f"the card on top is the {card}, not the {named}",
+                                {"card": card, "named": named})
             from_upcard = not rnd.stock
         else:
             from_upcard = source == "upcard" or rnd.stock_empty
@@ -415,7 +417,8 @@ class Stack21(Engine):
                 raise RuleError(CARD_MISMATCH, "there is no upcard left to draw")
             if from_upcard and rnd.upcard != UNKNOWN:
                 if named is not None and named != rnd.upcard:
-                    raise RuleError(CARD_MISMATCH, f"the upcard is the {rnd.upcard}, not the {named}")
+                    raise RuleError(CARD_MISMATCH, f"the upcard is the {rnd.upcard}, not the {named}",
+                                    {"upcard": rnd.upcard, "named": named})
                 named = rnd.upcard
             if named is None:
                 raise RuleError(BAD_VALUE, "the companion does not know the stock here: name the drawn card")
@@ -441,7 +444,7 @@ class Stack21(Engine):
             raise RuleError(DRAW_FIRST, "draw a card before keeping one")
         if rnd.refused_by is not None:
             raise RuleError(MUST_PLACE, f"{rnd.refused_by} refused the {rnd.hand}: place it on one of your "
-                                        "own active stacks")
+                                        "own active stacks", {"player": rnd.refused_by, "card": rnd.hand})
         cards = self._own_active(rnd, player, stack)
         card = rnd.hand
         cards.append(card)
@@ -455,14 +458,14 @@ class Stack21(Engine):
         player = self._player(state, event["player"])
         to = event["to"]
         if to not in state.players:
-            raise RuleError(UNKNOWN_PLAYER, f"there is no player called '{to}'")
+            raise RuleError(UNKNOWN_PLAYER, f"there is no player called '{to}'", {"player": to})
         stack = _check_stack_id(event["stack"])
         rnd = self._on_turn(state, player)
         if rnd.hand is None:
             raise RuleError(DRAW_FIRST, "draw a card before giving one away")
         if rnd.refused_by is not None:
             raise RuleError(MUST_PLACE, f"{rnd.refused_by} refused the {rnd.hand}: it cannot be given again, "
-                                        "place it on one of your own active stacks")
+                                        "place it on one of your own active stacks", {"player": rnd.refused_by, "card": rnd.hand})
         if player not in rnd.played:
             raise RuleError(FIRST_TURN_KEEP_ONLY, "on your first turn of a round you draw and keep")
         if rnd.playing_out == player:
@@ -472,7 +475,7 @@ class Stack21(Engine):
             raise RuleError(TEAMMATE, f"a card is given to an opponent, never to {who}")
         card = rnd.hand
         if C.card(card).keeper:
-            raise RuleError(KEEPER_NOT_GIVEABLE, f"the {card} is a Keeper card: it cannot be given away")
+            raise RuleError(KEEPER_NOT_GIVEABLE, f"the {card} is a Keeper card: it cannot be given away", {"card": card})
         cards = self._own_active(rnd, to, stack, whose=f"{to}'s")
         if C.would_bust(cards, card):
             rnd.refused_by = to
@@ -524,10 +527,11 @@ class Stack21(Engine):
                 raise RuleError(BAD_VALUE, "the companion does not know the upcard: name it ('card')")
             upcard = named
         elif named is not None and named != upcard:
-            raise RuleError(CARD_MISMATCH, f"the upcard is the {upcard}, not the {named}")
+            raise RuleError(CARD_MISMATCH, f"the upcard is the {upcard}, not the {named}",
+                            {"upcard": upcard, "named": named})
         if upcard != C.ZB and not C.is_21([*cards, upcard]):
             raise RuleError(UPCARD_NOT_21, f"the {upcard} does not make your stack {stack} "
-                                           f"({C.count_text(cards)}) exactly 21")
+                                           f"({C.count_text(cards)}) exactly 21", {"upcard": upcard, "stack": stack})
         cards.append(upcard)
         # S8: replaced from the stock at once
         if rnd.stock is None:
@@ -579,7 +583,7 @@ class Stack21(Engine):
         """S12 for an unknown stock: no card is left in it."""
         rnd = self._round(state)
         if rnd.stock:
-            raise RuleError(CARD_MISMATCH, f"the stock still holds {len(rnd.stock)} cards")
+            raise RuleError(CARD_MISMATCH, f"the stock still holds {len(rnd.stock)} cards", {"stock": len(rnd.stock)})
         rnd.stock_empty = True
         if rnd.upcard == UNKNOWN:  # no card could be turned to replace the upcard taken
             rnd.upcard = None

@@ -220,7 +220,8 @@ class TwentyOne(Engine):
         taken: dict[str, str] = {}
         for name, sheet in seats:  # T1
             if sheet in taken:
-                raise RuleError("SHEET_TAKEN", f"sheet {sheet} is {taken[sheet]}'s: every player needs a different sheet")
+                raise RuleError("SHEET_TAKEN", f"sheet {sheet} is {taken[sheet]}'s: every player needs a different sheet",
+                                {"sheet": sheet, "player": taken[sheet]})
             taken[sheet] = name
         players = [Player(name, sheet, own.get(sheet) or shipped_sheets()[sheet], sheet not in own)
                    for name, sheet in seats]
@@ -231,7 +232,7 @@ class TwentyOne(Engine):
         for p in state.players:
             if p.name == name:
                 return p
-        raise RuleError(UNKNOWN_PLAYER, f"there is no player called '{name}'")
+        raise RuleError(UNKNOWN_PLAYER, f"there is no player called '{name}'", {"player": name})
 
     def on_roll(self, state: State, event: Mapping[str, Any]) -> None:
         """T3: the roller rolls all six dice, once per turn."""
@@ -239,9 +240,10 @@ class TwentyOne(Engine):
         dice = read_dice(event["dice"])
         roller = state.players[state.roller]
         if player is not roller:
-            raise RuleError(NOT_YOUR_TURN, f"it is {roller.name}'s roll")
+            raise RuleError(NOT_YOUR_TURN, f"it is {roller.name}'s roll", {"roller": roller.name})
         if state.roll is not None:
-            raise RuleError("ALREADY_ROLLED", f"{roller.name} has rolled this turn: a re-roll is a 'reroll'")
+            raise RuleError("ALREADY_ROLLED", f"{roller.name} has rolled this turn: a re-roll is a 'reroll'",
+                            {"roller": roller.name})
         state.roll = dice
         state.last = {"type": "roll", "player": player.name, "dice": dice}
 
@@ -255,11 +257,12 @@ class TwentyOne(Engine):
                 raise RuleError(BAD_VALUE, f"'{colour}' is not a die colour")
         roller = state.players[state.roller]
         if player is not roller:
-            raise RuleError(NOT_YOUR_TURN, f"only {roller.name}, who rolled, may re-roll")
+            raise RuleError(NOT_YOUR_TURN, f"only {roller.name}, who rolled, may re-roll", {"roller": roller.name})
         if state.roll is None:
-            raise RuleError("ROLL_FIRST", f"{roller.name} has not rolled yet")
+            raise RuleError("ROLL_FIRST", f"{roller.name} has not rolled yet", {"player": roller.name})
         if state.acted:
-            raise RuleError("ROLL_FINAL", f"{state.acted[0]} has already used this roll: it is final")
+            raise RuleError("ROLL_FINAL", f"{state.acted[0]} has already used this roll: it is final",
+                            {"player": state.acted[0]})
         if state.first_roll is not None:
             raise RuleError("NO_MORE_REROLLS", "the one re-roll of this turn has been used")
         before = state.roll
@@ -267,7 +270,8 @@ class TwentyOne(Engine):
             raise RuleError("NO_DICE_TO_REROLL", "all six dice show 1: there is nothing to re-roll")
         for colour in COLOURS:
             if before[colour] == 1 and dice[colour] != 1:
-                raise RuleError("ONE_LOCKED", f"the {colour} die showed 1: ones stay locked and are not re-rolled")
+                raise RuleError("ONE_LOCKED", f"the {colour} die showed 1: ones stay locked and are not re-rolled",
+                                {"colour": colour})
         for colour in kept:
             if dice[colour] != before[colour]:
                 raise RuleError(BAD_VALUE, f"the {colour} die stayed but shows {dice[colour]}, not {before[colour]}")
@@ -280,9 +284,11 @@ class TwentyOne(Engine):
 
     def _may_act(self, state: State, player: Player) -> None:
         if state.roll is None:
-            raise RuleError("ROLL_FIRST", f"{state.players[state.roller].name} has not rolled yet")
+            raise RuleError("ROLL_FIRST", f"{state.players[state.roller].name} has not rolled yet",
+                            {"player": state.players[state.roller].name})
         if player.name in state.acted:  # T5
-            raise RuleError("ALREADY_ACTED", f"{player.name} has already entered or struck on this roll")
+            raise RuleError("ALREADY_ACTED", f"{player.name} has already entered or struck on this roll",
+                            {"player": player.name})
 
     def on_enter(self, state: State, event: Mapping[str, Any]) -> None:
         """T5, T6, T8: one or more dice into the current row."""
@@ -304,14 +310,16 @@ class TwentyOne(Engine):
             i = next(i for i, (c, _) in enumerate(cells) if c == colour)
             printed = cells[i][1]
             if colour in (e["color"] for e in entered):  # T6: its cell has just taken this die
-                raise RuleError("CELL_FILLED", f"the {colour} die is named twice: its cell takes one die")
+                raise RuleError("CELL_FILLED", f"the {colour} die is named twice: its cell takes one die",
+                                {"colour": colour})
             if marks[i] is not None:
                 what = "struck" if marks[i] == STRUCK else f"filled with {marks[i]}"
                 raise RuleError("CELL_FILLED", f"{player.name}'s {colour} cell in row {r + 1} is already {what}")
             value = state.roll[colour]
             if value > printed:
                 raise RuleError("VALUE_TOO_HIGH",
-                                f"the {colour} die shows {value}, above the {printed} printed in row {r + 1}")
+                                f"the {colour} die shows {value}, above the {printed} printed in row {r + 1}",
+                                {"colour": colour, "value": value, "printed": printed, "row": r + 1})
             marks[i] = value
             entered.append({"color": colour, "cell": i + 1, "value": value, "exact": value == printed})
         state.last = {"type": "enter", "player": player.name, "row": r + 1, "entered": entered}

@@ -1,7 +1,8 @@
 """The JSON API. Reading is open; every change needs the table PIN (see ``auth``).
 
 Errors are always ``{"code": ..., "message": ...}`` with a 4xx status, or 503 when the service or
-its disk cannot do it now:
+its disk cannot do it now; a refusal of the rules whose sentence names players or values adds
+them as ``"args"`` (``{"player": "Ann"}``), which the pages put into their own language's sentence:
 
 - 400 ``BAD_JSON`` (body not JSON, not an object, or too deep), ``BAD_EVENT`` (the engine's
   EventError: unknown type, missing field, wrong JSON type), ``UNKNOWN_FIELD`` (a key this
@@ -83,8 +84,11 @@ class ApiError(Exception):
         self.status, self.code, self.message, self.headers = status, code, message, headers or {}
 
 
-def error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
-    response = jsonify(code=code, message=message)
+def error(status: int, code: str, message: str, headers: dict[str, str] | None = None,
+          args: dict[str, Any] | None = None) -> Response:
+    """``args``: the specifics the message names (players, values), by name, for a page that says
+    the refusal in its own language; only when there are any (``code`` and ``message`` stay)."""
+    response = jsonify(code=code, message=message, **({"args": args} if args else {}))
     response.status_code = status
     response.headers.update(headers or {})
     return response
@@ -98,8 +102,8 @@ def _api_error(err: ApiError) -> Response:
 @api.errorhandler(RuleError)
 def _rule_error(err: RuleError) -> Response:
     if err.code in (NO_SUCH_PROPOSAL, NO_SUCH_GAME):
-        return error(404, err.code, err.message)
-    return error(422 if err.code in VALUE_CODES else 409, err.code, err.message)
+        return error(404, err.code, err.message, args=err.params)
+    return error(422 if err.code in VALUE_CODES else 409, err.code, err.message, args=err.params)
 
 
 @api.errorhandler(EventError)

@@ -86,15 +86,32 @@
   // A refusal as a sentence in the page's language, chosen by its code: the page's own codes
   // (PIN, STALE) always from the catalogue; the rules' and the server's codes from the catalogue
   // too ("rule_" + code), except on an English page, where the server's sentence is already in
-  // the page's language and names the players and values the catalogue's general one cannot.
+  // the page's language and names the players and values.
   // Only a code the catalogue does not know falls back to the server's sentence.
+  // A refusal whose sentence names players or values carries them as ``args``; the catalogue
+  // says it with them by the code and the names of its args ("rule_NOT_YOUR_TURN@player":
+  // "{player} következik"), a cup, a colour or the centre in the page's words.
   C.refusal = function (data) {
     data = data || {};
     const own = C.t["code_" + data.code], rule = C.t["rule_" + data.code];
     if (own !== undefined) return own;
+    const args = data.args && typeof data.args === "object" && !Array.isArray(data.args) ? data.args : null;
+    const told = args ? "rule_" + data.code + "@" + Object.keys(args).sort().join(",") : null;
+    if (told && C.t[told] !== undefined && (C.lang !== "en" || !data.message)) return C.tr(told, argWords(args));
     if (rule !== undefined && (C.lang !== "en" || !data.message)) return rule;
     return data.message || data.code || "";
   };
+  function argWords(args) {
+    const words = {};
+    for (const [k, v] of Object.entries(args)) {
+      if (Array.isArray(v)) words[k] = C.names(v);
+      else if (k === "cup" && C.t["cup_" + v] !== undefined) words[k] = C.t["cup_" + v];
+      else if (k === "colour" && C.t["colour_" + v] !== undefined) words[k] = C.t["colour_" + v];
+      else if (v === "center" && C.t.center !== undefined) words[k] = C.t.center;
+      else words[k] = String(v);
+    }
+    return words;
+  }
 
   // Send a change; a refusal is explained in the toast (the engine's own sentence).
   // On the controller (C.queueing) an event or an undo that cannot reach the table (the server

@@ -82,7 +82,10 @@ def alerts() -> list[dict[str, Any]]:
             health = {}
         camera = health.get("camera", {})
         if camera.get("state") in ("retrying", "stalled"):
-            shown.append({"code": "CAMERA_LOST", "from": "camera", "status": camera.get("status", ""),
+            # said by its state in the page's language (alert_CAMERA_LOST_retrying, _stalled), never
+            # with the camera's English status inside; status and message stay for the JSON's readers
+            shown.append({"code": "CAMERA_LOST", "from": "camera", "state": camera["state"],
+                          "status": camera.get("status", ""),
                           "message": f"the camera is not sending pictures ({camera.get('status', '')})"})
         # what the camera cannot do for the game (the cups of a 21 Exact set-up not all seen)
         for info in (health.get("processors") or {}).values():
@@ -92,8 +95,11 @@ def alerts() -> list[dict[str, Any]]:
 
 
 def alert_text(alert: dict[str, Any], t: dict[str, str]) -> str:
-    """An alert in the page's language (its English sentence when the language has none)."""
-    text = t.get("alert_" + str(alert.get("code")))
+    """An alert in the page's language (its English sentence when the language has none); one
+    with a ``state`` by the catalogue's sentence for that state when there is one."""
+    text = t.get(f"alert_{alert.get('code')}_{alert.get('state')}") if alert.get("state") else None
+    if text is None:
+        text = t.get("alert_" + str(alert.get("code")))
     if text is None:
         return str(alert.get("message", ""))
     for key, value in alert.items():

@@ -207,6 +207,8 @@
   // The banner of alerts every page shows (the table log's troubles); the stream keeps the
   // table's own up to date, the camera's stay as the page was served.
   C.alertText = function (a) {
+    const own = a.state ? "alert_" + a.code + "_" + a.state : null;  // a state's own sentence first
+    if (own && C.t[own] !== undefined) return C.tr(own, a);
     return C.t["alert_" + a.code] !== undefined ? C.tr("alert_" + a.code, a) : (a.message || a.code);
   };
   C.showAlerts = function (list) {

@@ -5,7 +5,8 @@ action button is inside the window and a tap at its centre lands on it (nothing 
 tapped, it acts. The main actions: 21 Exact's six throw buttons; Twenty One's typed roll and its
 Roll button, then each waiting player's six dice, Enter and Strike; exactly's six faces, then its
 moves; Stack 21's draw, then the stacks to keep the card on or give it to. Screenshots go to
-``test-output/screenshots/``."""
+``test-output/screenshots/``. In English, Magyar and Español: no label is cut or wider than the
+screen in any of them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import CHROMIUM, DICE_A, DICE_B, NEW_EXACT21, PHONE, PIN, SHOTS, phone
-from tests.web.test_game_over import TOO_WIDE, get, post
+from tests.web.test_game_over import LANGS, TOO_WIDE, get, post
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 
@@ -42,8 +43,9 @@ def out_of_reach(page: Any, selector: str) -> list[dict[str, Any]]:
     return far
 
 
-def controller(browser: Any, server: Any, errors: list[str]) -> Any:
-    ctl = phone(browser, f"{server.url}/controller#pin={PIN}", errors)
+def controller(browser: Any, server: Any, errors: list[str], lang: str) -> Any:
+    locale = dict(LANGS)[lang]
+    ctl = phone(browser, f"{server.url}/controller?lang={lang}#pin={PIN}", errors, locale)
     ctl.wait_for_function("localStorage.getItem('companion.pin') !== null")
     return ctl
 
@@ -67,22 +69,24 @@ def moved(page: Any, server: Any, before: dict[str, Any]) -> dict[str, Any]:
 
 
 def shot(page: Any, name: str) -> None:
+    """A screenshot; and nothing on the page cut or wider than the screen."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"thumb-{name}.png"))
+    assert not page.evaluate(TOO_WIDE), name
 
 
-def test_21_exact_throws_are_under_the_thumb(browser, server):
+@pytest.mark.parametrize("lang", [lang for lang, _ in LANGS])
+def test_21_exact_throws_are_under_the_thumb(browser, server, lang):
     post(server.port, "/api/games", NEW_EXACT21)
     post(server.port, "/api/events", DICE_A)
     post(server.port, "/api/events", DICE_B)
     errors: list[str] = []
-    ctl = controller(browser, server, errors)
+    ctl = controller(browser, server, errors, lang)
     state = shown(ctl, server)
     assert ctl.evaluate("document.documentElement.scrollHeight") > PHONE["height"], "the board goes on below"
     assert out_of_reach(ctl, "#dock button[data-cup], #undo") == []
     assert ctl.locator("#dock button[data-cup]").count() == 6
-    shot(ctl, "exact21")
-    assert not ctl.evaluate(TOO_WIDE)
+    shot(ctl, f"exact21-{lang}")
     ctl.click('#dock button[data-cup="blue"]')
     after = moved(ctl, server, state)
     assert after["detail"]["last"]["cup"] == "blue" and after["scores"]["A"] == 3
@@ -92,15 +96,16 @@ def test_21_exact_throws_are_under_the_thumb(browser, server):
     assert errors == []
 
 
-def test_twenty_one_roll_and_entries_are_under_the_thumb(browser, server):
+@pytest.mark.parametrize("lang", [lang for lang, _ in LANGS])
+def test_twenty_one_roll_and_entries_are_under_the_thumb(browser, server, lang):
     post(server.port, "/api/games", {"type": "new_game", "game": "twentyone",
                                         "players": [{"name": "Ann", "sheet": "C"}, {"name": "Bea", "sheet": "A"}]})
     errors: list[str] = []
-    ctl = controller(browser, server, errors)
+    ctl = controller(browser, server, errors, lang)
     state = shown(ctl, server)
     # the roll: the typed field and Roll under the thumb (the colour pickers stay in the page)
     assert out_of_reach(ctl, '#dock .t21-dice[data-kind="roll"] :is(input[name=typed], button[type=submit])') == []
-    shot(ctl, "twentyone-roll")
+    shot(ctl, f"twentyone-roll-{lang}")
     ctl.click("#dock input[name=typed]")
     ctl.keyboard.type("451326")  # the sixth digit sends it
     state = moved(ctl, server, state)
@@ -109,8 +114,7 @@ def test_twenty_one_roll_and_entries_are_under_the_thumb(browser, server):
     assert ctl.evaluate("document.documentElement.scrollHeight") > PHONE["height"], "the sheets go on below"
     assert out_of_reach(ctl, "#dock .t21-act button") == []
     assert ctl.locator("#dock .t21-act").count() == 2
-    shot(ctl, "twentyone-enter")
-    assert not ctl.evaluate(TOO_WIDE)
+    shot(ctl, f"twentyone-enter-{lang}")
     colour = state["detail"]["choices"]["Ann"]["enter"][0]
     ann = ctl.locator('#dock .t21-act[data-player="Ann"]')
     ann.locator(f'button[data-colour="{colour}"]').click()
@@ -125,22 +129,22 @@ def test_twenty_one_roll_and_entries_are_under_the_thumb(browser, server):
     assert errors == []
 
 
-def test_exactly_faces_and_moves_are_under_the_thumb(browser, server):
+@pytest.mark.parametrize("lang", [lang for lang, _ in LANGS])
+def test_exactly_faces_and_moves_are_under_the_thumb(browser, server, lang):
     post(server.port, "/api/games", {"type": "new_game", "game": "exactly", "players": ["Ann", "Bea"]})
     errors: list[str] = []
-    ctl = controller(browser, server, errors)
+    ctl = controller(browser, server, errors, lang)
     state = shown(ctl, server)
     assert ctl.locator(".x-start-box[open]").count() == 1  # the start roll: in the page, open
     assert out_of_reach(ctl, "#dock .faces button[data-face]") == []
     assert ctl.locator("#dock .faces button[data-face]").count() == 6
-    shot(ctl, "exactly-roll")
+    shot(ctl, f"exactly-roll-{lang}")
     ctl.click('#dock button[data-face="5"]')
     state = moved(ctl, server, state)
     assert state["detail"]["phase"] == "move"
     assert out_of_reach(ctl, "#dock button[data-move]") == []
     assert ctl.locator("#dock button[data-move]").count() == len(state["detail"]["legal_moves"])
-    shot(ctl, "exactly-move")
-    assert not ctl.evaluate(TOO_WIDE)
+    shot(ctl, f"exactly-move-{lang}")
     ctl.locator("#dock button[data-move]").first.click()
     state = moved(ctl, server, state)
     assert state["detail"]["last"]["type"] == "move"
@@ -148,23 +152,23 @@ def test_exactly_faces_and_moves_are_under_the_thumb(browser, server):
     assert errors == []
 
 
-def test_stack_21_draw_and_stacks_are_under_the_thumb(browser, server):
+@pytest.mark.parametrize("lang", [lang for lang, _ in LANGS])
+def test_stack_21_draw_and_stacks_are_under_the_thumb(browser, server, lang):
     post(server.port, "/api/games", {"type": "new_game", "game": "stack21", "players": ["Ann", "Bea"]})
     errors: list[str] = []
-    ctl = controller(browser, server, errors)
+    ctl = controller(browser, server, errors, lang)
     state = shown(ctl, server)
     ctl.click("button[data-virtual-deal]")  # a round's deal: once a round, in the page
     state = moved(ctl, server, state)
     assert ctl.evaluate("document.documentElement.scrollHeight") > PHONE["height"], "the stacks go on below"
     assert out_of_reach(ctl, '#dock button[data-action="draw"]') == []
     assert out_of_reach(ctl, "#dock button[data-action]") == []  # combine and take too, where offered
-    shot(ctl, "stack21-draw")
+    shot(ctl, f"stack21-draw-{lang}")
     ctl.click('#dock button[data-action="draw"][data-from="stock"]')
     state = moved(ctl, server, state)
     assert state["detail"]["hand"]
     assert out_of_reach(ctl, '#dock button[data-action="keep"], #dock button[data-action="give"]') == []
-    shot(ctl, "stack21-keep")
-    assert not ctl.evaluate(TOO_WIDE)
+    shot(ctl, f"stack21-keep-{lang}")
     ctl.locator('#dock button[data-action="keep"]').first.click()
     state = moved(ctl, server, state)
     assert state["detail"]["last"]["type"] in ("keep", "place")

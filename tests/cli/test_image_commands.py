@@ -164,10 +164,11 @@ def test_dice_in_a_greyscale_photo_have_their_values_and_an_unknown_colour(tmp_p
     assert {d["color"] for d in colour["dice"]} - {"unknown"}, "the colour photo names some colours"
     assert "notice" not in colour
     assert {d["color"] for d in grey_line["dice"]} == {"unknown"}
-    # the values are still read, most of them alike (18 of 22 here: the reader was trained on colour)
+    # the values are still read, most of them alike (18 of 22 here: the reader was trained on colour);
+    # a die whose value it is unsure of in grey is left out rather than proposed (20 of 22 reported)
     same = sum(any(g["value"] == c["value"] and abs(g["center"][0] - c["center"][0]) < 5
                    and abs(g["center"][1] - c["center"][1]) < 5 for c in colour["dice"]) for g in grey_line["dice"])
-    assert len(grey_line["dice"]) == len(colour["dice"]) and same >= 0.75 * len(colour["dice"])
+    assert len(grey_line["dice"]) <= len(colour["dice"]) and same >= 0.75 * len(colour["dice"])
     assert grey_line["notice"]["code"] == "NOT_COLOUR"
 
 

@@ -1,0 +1,101 @@
+"""The dice reader on photo-realistic tables it never trained on (``tests/data/dice/rendered``:
+12 Blender scenes of test seeds, ``tools/render/dice_scenes.py``), one failure mode at a time:
+speckled carpets, printed cloths and clutter that were read as dice, a camera tilted up to 40° whose side faces
+were read as the value, touching dice, and the six game colours under a warm lamp, a cool window
+and a camera's cast, uncalibrated."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.bench.dice import colour_class, load_labelled, match
+from companion.vision.colour import UNKNOWN
+from companion.vision.dice.reader import DiceReader
+
+DATA = Path(__file__).parents[1] / "data" / "dice" / "rendered"
+SIX = ("white", "black", "red", "blue", "yellow", "green")
+
+
+@pytest.fixture(scope="module")
+def read() -> dict[str, tuple[np.ndarray, list]]:
+    reader = DiceReader()
+    return {path.stem: (labels, reader.read(cv2.imread(str(path)))) for path, labels in load_labelled(DATA, "test")}
+
+
+def tally(read: dict, scenes: list[str]) -> tuple[int, int, int, list]:
+    """(dice labelled, read with the right value, extra, what went wrong) over ``scenes``."""
+    labelled = right = extra = 0
+    wrong = []
+    for name in scenes:
+        labels, dice = read[name]
+        pairs, missed, more = match(dice, labels)
+        labelled += len(labels)
+        extra += len(more)
+        for i, j in pairs:
+            if dice[j].value == int(labels[i, 0]):
+                right += 1
+            else:
+                wrong.append((name, int(labels[i, 0]), dice[j].value))
+        wrong += [(name, int(labels[i, 0]), "missed") for i in missed]
+        wrong += [(name, "extra", dice[j].value, [round(c) for c in dice[j].center]) for j in more]
+    return labelled, right, extra, wrong
+
+
+def test_patterned_cloths_and_clutter_are_not_read_as_dice(read: dict) -> None:
+    """Carpets and confetti cloths of pip-sized specks, a cloth printed with flowers, and a tray
+    heavy with cables, coins, cards and barcode labels: the reader once reported hundreds of
+    "6"s in such specks; now nothing that is not a die, and 24 of the 28 dice read right."""
+    labelled, right, extra, wrong = tally(read, ["s003000", "s003001", "s003101", "s004300", "s004501"])
+    assert extra == 0, wrong
+    assert right >= labelled - 5, wrong
+
+
+def test_a_tilted_camera_reads_the_top_face(read: dict) -> None:
+    """A camera 34° and 38° from straight down, on cardboard and on a cloth printed with dots of
+    pip size: no side face is reported as a die of its own, and the top face gives the value for
+    13 of the 17 dice. Still weak: the other four are read higher than they are (2 as 4, 1 as 4,
+    2 as 3), a side face's pips counted with the top's."""
+    labelled, right, extra, wrong = tally(read, ["s004200", "s004201"])
+    assert extra == 0, wrong
+    assert right >= labelled - 4, wrong
+
+
+def test_touching_dice_are_read_apart(read: dict) -> None:
+    """Seven dice, several touching, on a speckled carpet in dim light: each is read on its own,
+    and their shadows are not dice (the previous reader reported three dark "6"s there)."""
+    labelled, right, extra, wrong = tally(read, ["s004400"])
+    assert extra == 0, wrong
+    assert right >= labelled - 1, wrong
+
+
+def test_the_six_colours_are_named_under_any_light_without_calibration(read: dict) -> None:
+    """Dice of the six game colours under a cool window, two lights of different colour, a hard
+    spot and a camera's cast: named right (the learnt profiles alone left most of them "unknown",
+    as a new user met: rendered blue dice 41 of 46), and never named as another of the six."""
+    colours = {}
+    with open(DATA / "annotations.csv") as f:
+        for row in csv.DictReader(f):
+            x0, y0, x1, y1 = (float(row[k]) for k in ("xmin", "ymin", "xmax", "ymax"))
+            colours.setdefault(Path(row["image"]).stem, []).append(((x0 + x1) / 2, (y0 + y1) / 2, row["color"]))
+    named = scored = 0
+    crossed = []
+    for name in ["s003800", "s004001", "s004100", "s004500"]:
+        _, dice = read[name]
+        for cx, cy, colour in colours[name]:
+            want = colour_class(colour)
+            near = [d for d in dice if math.hypot(d.center[0] - cx, d.center[1] - cy) < 0.5 * d.size]
+            if want not in SIX or not near:
+                continue
+            scored += 1
+            named += near[0].color == want
+            if near[0].color not in (want, UNKNOWN):
+                crossed.append((name, want, near[0].color))
+    assert scored >= 20
+    assert not crossed
+    assert named >= scored - 1  # measured: 24 of 24

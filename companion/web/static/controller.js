@@ -74,6 +74,24 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   window.addEventListener("resize", fitDock);
 
+  // A camera proposal is confirmed or rejected by the same two calls from the list at the top of
+  // the page and from the dock.
+  const confirmIt = (p) => C.change("POST", `/api/pending/${p.id}/confirm`);
+  const rejectIt = (p) => C.change("POST", `/api/pending/${p.id}/reject`);
+  // While the camera proposes something in play, the oldest proposal's Confirm and Reject sit at
+  // the top of the dock too (with what it is, cut with "…" where it does not fit), so a player who
+  // has scrolled down reaches them under the thumb; the next one follows once it is settled.
+  function dockProposal(p) {
+    let dock = controls.querySelector(".dock");
+    if (!dock) { dock = C.dock(); controls.appendChild(dock); }
+    const what = C.describe(p.event);
+    dock.prepend(el("div", {class: "dock-prop", "data-dock-proposal": p.id, role: "group",
+                            "aria-label": tr("pending") + ": " + what},
+      el("span", {class: "what", title: what}, what),
+      el("button", {type: "button", class: "okb", onclick: () => confirmIt(p)}, tr("confirm")),
+      el("button", {type: "button", class: "badb", onclick: () => rejectIt(p)}, tr("reject"))));
+  }
+
   C.connect((state) => {
     showUndo(state);
     status.replaceChildren(C.statusLine(state));
@@ -82,12 +100,13 @@ document.addEventListener("DOMContentLoaded", () => {
     pending.hidden = !list.length;
     pending.replaceChildren(...list.map((p) => el("div", {class: "p", "data-proposal": p.id},
       el("span", {class: "what"}, tr("pending") + ": " + C.describe(p.event)),
-      el("button", {type: "button", class: "okb", onclick: () => C.change("POST", `/api/pending/${p.id}/confirm`)}, tr("confirm")),
-      el("button", {type: "button", class: "badb", onclick: () => C.change("POST", `/api/pending/${p.id}/reject`)}, tr("reject")))));
+      el("button", {type: "button", class: "okb", onclick: () => confirmIt(p)}, tr("confirm")),
+      el("button", {type: "button", class: "badb", onclick: () => rejectIt(p)}, tr("reject")))));
     controls.replaceChildren();
     mini.replaceChildren();
     if (!state.game) { C.renderBoard(state, controls); fitDock(); return; }
     (C.controllers[state.game] || C.controllers.generic)(state, controls);
+    if (list.length && !state.finished) dockProposal(list[0]);
     C.renderBoard(state, mini);
     // the raw JSON box at the foot of the page, under the board, closed: for developers, not players
     if (C.controllers[state.game] && !state.finished) {

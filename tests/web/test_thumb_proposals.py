@@ -1,6 +1,6 @@
 """A camera proposal under the thumb (real Chromium at 390 x 844 against a real server on
-loopback, in English, Magyar and Español): while the camera proposes a reading (21 Exact's throw,
-Twenty One's roll, exactly's rolled face, Stack 21's draw), its Confirm and Reject sit in the dock
+loopback, in English, Magyar and Español): while the camera proposes a reading (21 Exact's throw
+or a side's set-up dice, Twenty One's roll, exactly's rolled face, Stack 21's draw), its Confirm and Reject sit in the dock
 above the Undo bar as well as in the list at the top of the page. Scrolled to the page's end, the
 dock's Confirm is inside the window and a tap at its centre lands on it, and confirms the
 proposal: the event is on the table, the proposal gone from the dock and the list. Reject in the
@@ -31,6 +31,11 @@ def _exact21(port: int) -> dict[str, Any]:
     return {"type": "throw", "side": "A", "cup": "blue"}
 
 
+def _exact21_dice(port: int) -> dict[str, Any]:  # a set-up roll: the game's dock is empty until then
+    post(port, "/api/games", NEW_EXACT21)
+    return DICE_A
+
+
 def _twentyone(port: int) -> dict[str, Any]:
     post(port, "/api/games", {"type": "new_game", "game": "twentyone",
                               "players": [{"name": "Ann", "sheet": "C"}, {"name": "Bea", "sheet": "A"}]})
@@ -49,7 +54,7 @@ def _stack21(port: int) -> dict[str, Any]:
     return next(a for a in state["legal"] if a["type"] == "draw")
 
 
-GAMES = {"exact21": _exact21, "twentyone": _twentyone, "exactly": _exactly, "stack21": _stack21}
+GAMES = {"exact21": _exact21, "exact21-dice": _exact21_dice, "twentyone": _twentyone, "exactly": _exactly, "stack21": _stack21}
 
 
 def at_the_end(page: Any, selector: str) -> dict[str, Any]:
@@ -99,7 +104,8 @@ def test_a_camera_proposal_is_confirmed_from_the_dock(browser, server, game, lan
     assert after["pending"] == [] and after["seq"] == before["seq"] + 1
     last = after["detail"]["last"]
     assert last["type"] == event["type"]
-    assert {k: last.get(k) for k in ("cup", "player") if k in event} == {k: event[k] for k in ("cup", "player") if k in event}
+    keys = [k for k in ("cup", "player", "side") if k in event]
+    assert {k: last.get(k) for k in keys} == {k: event[k] for k in keys}
     assert errors == []
 
 

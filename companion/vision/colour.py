@@ -70,6 +70,7 @@ class ColourProfiles:
     max_distance: float = 3.0
     margin: float = 1.0
     others: list[tuple[float, float, float]] = field(default_factory=list)  # known to be no profile
+    rules: HueRules | None = None  # names what the profiles leave unknown (the defaults)
 
     # ------------------------------------------------------------ naming
     def classify_lab(self, lab: np.ndarray) -> tuple[str, float]:
@@ -93,8 +94,11 @@ class ColourProfiles:
             others = np.asarray(self.others, np.float64)
             near = np.linalg.norm((labs[:, None, :] - others[None]) / spreads[best][:, None, :], axis=2).min(axis=1)
             named &= near >= d1
-        return [(names[b] if ok else UNKNOWN, float(x)) for b, ok, x in zip(best.tolist(), named.tolist(), d1.tolist(),
-                                                                             strict=True)]
+        out = [(names[b] if ok else UNKNOWN, float(x)) for b, ok, x in zip(best.tolist(), named.tolist(), d1.tolist(),
+                                                                          strict=True)]
+        if self.rules is not None:
+            out = [(self.rules.name(lab, self), d) if n == UNKNOWN else (n, d) for (n, d), lab in zip(out, labs, strict=True)]
+        return out
 
     def _table(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
         """The profiles as arrays (for speed), rebuilt when they change: their names, each
@@ -139,6 +143,8 @@ class ColourProfiles:
                             for n, p in self.profiles.items()}}
         if self.others:
             doc["others"] = [list(c) for c in self.others]
+        if self.rules is not None:
+            doc["rules"] = self.rules.to_json()
         return doc
 
     def save(self, path: str | Path) -> None:
@@ -147,7 +153,7 @@ class ColourProfiles:
         write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> ColourProfiles | HueRules:
+    def load(cls, path: str | Path) -> ColourProfiles:
         try:
             data = json.loads(Path(path).read_text())
         except OSError as err:
@@ -169,9 +175,9 @@ class ColourProfiles:
             others = [tuple(float(v) for v in c) for c in data.get("others", [])]
             if any(len(c) != 3 for c in others):
                 raise ColourFileError(f"{path}: others must be L*a*b* triples [L, a, b]")
-            learnt = cls(profiles, float(data.get("max_distance", 3.0)), float(data.get("margin", 1.0)),
-                         others)  # type: ignore[arg-type]
-            return HueRules.from_json(data["rules"], learnt, path) if "rules" in data else learnt
+            rules = HueRules.from_json(data["rules"], path) if "rules" in data else None
+            return cls(profiles, float(data.get("max_distance", 3.0)), float(data.get("margin", 1.0)),
+                       others, rules)  # type: ignore[arg-type]
         except (AttributeError, KeyError, TypeError, ValueError) as err:
             if isinstance(err, ColourFileError):
                 raise
@@ -180,20 +186,18 @@ class ColourProfiles:
 
 @dataclass
 class HueRules:
-    """The six game colours named on a table not yet calibrated: first by the profiles of dice
-    seen (``first``: photos' and renders' dice, and dice of other colours to tell apart), and
-    where those say "unknown", by where the die's light-balanced L*a*b* lies. Dice of one name
-    vary far more between makers, cameras and lights than a profile's spread allows (rendered
-    blue dice were 67 of 103 "unknown" by the profiles alone), but the six lie far apart: red,
-    yellow, green and blue each in a sector of hue (the angle of a*, b*) with enough chroma,
-    white and black without chroma, light or dark. The sectors leave gaps where orange, lime,
-    teal, light blue, purple and pink lie, and a die there stays "unknown"; so does a grey die
-    between white and black, and a die nearer to one of the profiles' other colours (within
-    ``veto``, scaled by VETO_SPREAD) than to every profile centre of the name its sector gives:
+    """Where the learnt profiles say "unknown" (``ColourProfiles.rules``, the defaults of an
+    uncalibrated table), the six game colours named by where a die's light-balanced L*a*b* lies.
+    Dice of one name vary far more between makers, cameras and lights than a profile's spread
+    allows (rendered blue dice were 67 of 103 "unknown" by the profiles alone), but the six lie
+    far apart: red, yellow, green and blue each in a sector of hue (the angle of a*, b*) with
+    enough chroma, white and black without chroma, light or dark. The sectors leave gaps where
+    orange, lime, teal, light blue, purple and pink lie, and a die there stays "unknown"; so does
+    a grey die between white and black, and a die nearer to one of the profiles' other colours
+    (within ``veto``, scaled by VETO_SPREAD) than to every centre of the profile its sector names:
     a maroon die lies in red's sector, but next to the maroon dice seen. Chosen on rendered train
     and validation scenes (``models/dice-reader.md``, "Colours")."""
 
-    first: ColourProfiles
     sectors: dict[str, tuple[float, float, float]]  # name: (hue from, hue to, in degrees; least chroma)
     neutral: float = 12.0  # at most this chroma, a die is white or black (or grey)
     white: float = 58.0  # L* at least: white
@@ -201,67 +205,35 @@ class HueRules:
     pale: tuple[float, float, float, float] = (22.0, 60.0, 125.0, 70.0)  # chroma, hue from, to, least L*: ivory, white under a lamp
     veto: float = 1.0
 
-    @property
-    def profiles(self) -> dict[str, object]:
-        """The names it gives (what the reader and the bench ask of any colour profiles)."""
-        return {**self.first.profiles, **{n: None for n in (*self.sectors, "white", "black")
-                                          if n not in self.first.profiles}}
-
-    def classify(self, frame_bgr: np.ndarray, center: tuple[float, float], size: float) -> str:
-        return self.classify_lab(face_lab(frame_bgr, center, size))[0]
-
-    def classify_lab(self, lab: np.ndarray) -> tuple[str, float]:
-        return self.classify_labs(np.asarray(lab, np.float64).reshape(1, 3))[0]
-
-    def classify_labs(self, labs: np.ndarray) -> list[tuple[str, float]]:
-        """(name or "unknown", distance to the profile or chroma) per row of ``labs`` (N×3)."""
-        labs = np.asarray(labs, np.float64).reshape(-1, 3)
-        out = self.first.classify_labs(labs)
-        for k, (lum, a, b) in enumerate(labs):
-            if out[k][0] != UNKNOWN:
-                continue
-            chroma, hue = math.hypot(a, b), math.degrees(math.atan2(b, a)) % 360
-            name = UNKNOWN
-            for n, (lo, hi, least) in self.sectors.items():
-                if lo <= hue <= hi and chroma >= least:
-                    name = n
-                    break
-            c, lo, hi, bright = self.pale
-            if name == UNKNOWN and (chroma <= self.neutral or (chroma <= c and lo <= hue <= hi and lum >= bright)):
-                name = "white" if lum >= self.white else "black" if lum <= self.black else UNKNOWN
-            if name != UNKNOWN and self._vetoed(name, labs[k]):
-                name = UNKNOWN
-            out[k] = (name, chroma)
-        return out
-
-    def _vetoed(self, name: str, lab: np.ndarray) -> bool:
-        if not self.first.others:
-            return False
-        other = float(np.linalg.norm((np.asarray(self.first.others) - lab) / VETO_SPREAD, axis=1).min())
-        if other >= self.veto:
-            return False
-        known = self.first.profiles.get(name)
-        return known is None or other < float(np.linalg.norm((np.asarray(known.lab) - lab) / VETO_SPREAD, axis=1).min())
+    def name(self, lab: np.ndarray, profiles: ColourProfiles) -> str:
+        lum, a, b = lab
+        chroma, hue = math.hypot(a, b), math.degrees(math.atan2(b, a)) % 360
+        name = next((n for n, (lo, hi, least) in self.sectors.items() if lo <= hue <= hi and chroma >= least), UNKNOWN)
+        c, lo, hi, bright = self.pale
+        if name == UNKNOWN and (chroma <= self.neutral or (chroma <= c and lo <= hue <= hi and lum >= bright)):
+            name = "white" if lum >= self.white else "black" if lum <= self.black else UNKNOWN
+        if name == UNKNOWN or not profiles.others:
+            return name
+        other = float(np.linalg.norm((np.asarray(profiles.others) - lab) / VETO_SPREAD, axis=1).min())
+        known = profiles.profiles.get(name)
+        if other < self.veto and (known is None or other < float(
+                np.linalg.norm((np.asarray(known.lab) - lab) / VETO_SPREAD, axis=1).min())):
+            return UNKNOWN
+        return name
 
     def to_json(self) -> dict:
-        return {**self.first.to_json(), "rules": {"sectors": {n: list(v) for n, v in self.sectors.items()},
-                                                  "neutral": self.neutral, "white": self.white,
-                                                  "black": self.black, "pale": list(self.pale), "veto": self.veto}}
-
-    def save(self, path: str | Path) -> None:
-        from companion.files import write_atomic
-
-        write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
+        return {"sectors": {n: list(v) for n, v in self.sectors.items()}, "neutral": self.neutral,
+                "white": self.white, "black": self.black, "pale": list(self.pale), "veto": self.veto}
 
     @classmethod
-    def from_json(cls, rules: dict, first: ColourProfiles, path: str | Path) -> HueRules:
+    def from_json(cls, rules: dict, path: str | Path) -> HueRules:
         sectors = {str(n): tuple(float(x) for x in v) for n, v in rules["sectors"].items()}
         if any(len(v) != 3 for v in sectors.values()):
             raise ColourFileError(f"{path}: a hue sector is [hue from, hue to, least chroma]")
         pale = tuple(float(x) for x in rules.get("pale", cls.pale))
         if len(pale) != 4:
             raise ColourFileError(f"{path}: pale is [chroma, hue from, hue to, least L*]")
-        return cls(first, sectors, float(rules.get("neutral", cls.neutral)),  # type: ignore[arg-type]
+        return cls(sectors, float(rules.get("neutral", cls.neutral)),  # type: ignore[arg-type]
                    float(rules.get("white", cls.white)), float(rules.get("black", cls.black)), pale,  # type: ignore[arg-type]
                    float(rules.get("veto", cls.veto)))
 
@@ -345,11 +317,11 @@ def dice_labs(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float
     return np.array([face_lab(frame_bgr, c, s, gains) for c, s in dice], np.float64).reshape(-1, 3)
 
 
-def default_profiles() -> ColourProfiles | HueRules:
+def default_profiles() -> ColourProfiles:
     return ColourProfiles.load(DEFAULT_FILE)
 
 
-def load_profiles(path: str | Path | None, data_dir: str | Path | None = None) -> ColourProfiles | HueRules:
+def load_profiles(path: str | Path | None, data_dir: str | Path | None = None) -> ColourProfiles:
     """The profiles to use: ``path`` if given ("none" = no colours), else ``<data dir>/colours.json``
     when it exists (a table calibrated with ``companion calibrate colours``), else the defaults."""
     if path is not None:

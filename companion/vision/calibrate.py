@@ -28,6 +28,7 @@ from companion.vision.layout import Layout, Slot
 from companion.vision.markers import (
     MARKER_NAMES,
     detector,
+    find_hidden,
     find_markers,
     gray_of,
     marker_cells,
@@ -293,8 +294,11 @@ def table_markers(frame: np.ndarray, least: int = 4) -> dict[int, np.ndarray]:
     """The table markers' corners (at least ``least`` of them, 3 or 4), or
     :class:`CalibrationError` saying which are missing or that they do not go round the table in
     order. Three are enough where a tall cup or a hand hides the fourth: the table is a
-    rectangle, and each marker's own square says how it lies."""
+    rectangle, and each marker's own square says how it lies. Where only one side's two are
+    found, the others are looked for where those two say they can be (:func:`find_hidden`)."""
     found = find_markers(frame)
+    if len(found) == 2:   # the other side's two hidden in part (cups leaning over them)
+        found.update(find_hidden(frame, found))
     missing = [i for i in range(4) if i not in found]
     if len(missing) > 4 - least:
         names = ", ".join(marker_name(i) for i in missing)

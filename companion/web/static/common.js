@@ -187,11 +187,7 @@
   };
   // A waiting tap by its values, without the event's English field names: "A · blue" in the
   // page's language where the catalogue names the value (a cup, a colour), as sent otherwise.
-  function queuedWhat(event) {
-    const word = (v) => C.t["cup_" + v] || C.t["colour_" + v] || String(v);
-    return Object.entries(event).filter(([k, v]) => !["type", "source", "at"].includes(k) && v !== null && typeof v !== "object")
-      .map(([, v]) => word(v)).join(" · ") || "…";
-  }
+  const queuedWhat = (event) => C.valuesText(event);
   C.startQueue = function () {
     C.queueing = true;
     saveQueue();
@@ -400,6 +396,43 @@
       parts.push(k + " " + (typeof v === "object" ? JSON.stringify(v) : v));
     }
     return parts.join(" · ");
+  };
+
+  // A camera proposal (or any event a player is asked about) in the page's words, from its
+  // structured fields: the side, the player (the thrower the board names, where the event has
+  // none), the cup or die colours and values by the catalogue's names; never the event's English
+  // type and field names. An event of a kind the catalogue does not describe is its values, in
+  // the page's words where the catalogue names them (as a waiting tap is).
+  C.eventText = function (event, state) {
+    event = event || {};
+    const d = (state && state.detail) || {};
+    const word = (v) => C.t["cup_" + v] || C.t["colour_" + v] || String(v);
+    const dice = (values) => Object.entries(values || {}).map(([c, v]) => (C.t["colour_" + c] || c) + " " + v).join(", ");
+    const name = event.player || event.dealer || d.to_act_player || d.active || d.roller || (state && (state.to_act || [])[0]) || "";
+    switch (event.type) {
+      case "throw": {
+        const cup = word(event.cup);
+        const by = state && state.game === "exact21" && (state.to_act || [])[0] === event.side ? d.thrower : event.player;
+        if (!by) return C.tr("prop_throw", {side: event.side, cup});
+        return by === event.side ? C.tr("prop_throw_one", {name: by, cup}) : C.tr("prop_throw_by", {name: by, side: event.side, cup});
+      }
+      case "dice": return C.tr("prop_dice", {side: event.side, dice: dice(event.values)});
+      case "roll":
+        if (event.face !== undefined) return C.tr("u_rolled_face", {name, face: event.face});
+        return C.tr("prop_roll", {name, dice: dice(event.dice)});
+      case "reroll": return C.tr("prop_reroll", {name, dice: dice(event.dice)});
+      case "start_roll": return C.tr("prop_start", {faces: Object.entries(event.faces || {}).map(([p, f]) => p + " " + f).join(", ")});
+      case "draw":
+        if (event.card !== undefined) return C.tr("s21_last_draw", {name, card: event.card});
+        return C.tr(event.from === "upcard" ? "prop_draw_upcard" : "prop_draw_stock", {name});
+      default: return C.valuesText(event);
+    }
+  };
+  // An event by its values alone ("A · blue"), in the page's words where the catalogue names them.
+  C.valuesText = function (event) {
+    const word = (v) => C.t["cup_" + v] || C.t["colour_" + v] || (v === "center" && C.t.center) || String(v);
+    return Object.entries(event || {}).filter(([k, v]) => !["type", "source", "at"].includes(k) && v !== null && typeof v !== "object")
+      .map(([, v]) => word(v)).join(" · ") || "…";
   };
 
   C.renderBoard = function (state, root) {

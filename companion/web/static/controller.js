@@ -81,10 +81,10 @@ document.addEventListener("DOMContentLoaded", () => {
   // While the camera proposes something in play, the oldest proposal's Confirm and Reject sit at
   // the top of the dock too (with what it is, cut with "…" where it does not fit), so a player who
   // has scrolled down reaches them under the thumb; the next one follows once it is settled.
-  function dockProposal(p) {
+  function dockProposal(p, state) {
     let dock = controls.querySelector(".dock");
     if (!dock) { dock = C.dock(); controls.appendChild(dock); }
-    const what = C.describe(p.event);
+    const what = C.eventText(p.event, state);
     dock.prepend(el("div", {class: "dock-prop", "data-dock-proposal": p.id, role: "group",
                             "aria-label": tr("pending") + ": " + what},
       el("span", {class: "what", title: what}, what),
@@ -99,14 +99,14 @@ document.addEventListener("DOMContentLoaded", () => {
     const list = state.pending || [];
     pending.hidden = !list.length;
     pending.replaceChildren(...list.map((p) => el("div", {class: "p", "data-proposal": p.id},
-      el("span", {class: "what"}, tr("pending") + ": " + C.describe(p.event)),
+      el("span", {class: "what"}, tr("pending") + ": " + C.eventText(p.event, state)),
       el("button", {type: "button", class: "okb", onclick: () => confirmIt(p)}, tr("confirm")),
       el("button", {type: "button", class: "badb", onclick: () => rejectIt(p)}, tr("reject")))));
     controls.replaceChildren();
     mini.replaceChildren();
     if (!state.game) { C.renderBoard(state, controls); fitDock(); return; }
     (C.controllers[state.game] || C.controllers.generic)(state, controls);
-    if (list.length && !state.finished) dockProposal(list[0]);
+    if (list.length && !state.finished) dockProposal(list[0], state);
     C.renderBoard(state, mini);
     // the raw JSON box at the foot of the page, under the board, closed: for developers, not players
     if (C.controllers[state.game] && !state.finished) {

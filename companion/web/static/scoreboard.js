@@ -13,6 +13,6 @@ document.addEventListener("DOMContentLoaded", () => {
     C.renderBoard(state, board);
     const list = state.pending || [];
     pending.hidden = !list.length;
-    pending.replaceChildren(...list.map((p) => el("div", {class: "p"}, el("span", {class: "what"}, tr("pending") + ": " + C.describe(p.event)))));
+    pending.replaceChildren(...list.map((p) => el("div", {class: "p"}, el("span", {class: "what"}, tr("pending") + ": " + C.eventText(p.event, state)))));
   });
 });

@@ -6,7 +6,14 @@ tapped, it acts. The main actions: 21 Exact's six throw buttons; Twenty One's ty
 Roll button, then each waiting player's six dice, Enter and Strike; exactly's six faces, then its
 moves; Stack 21's draw, then the stacks to keep the card on or give it to. Screenshots go to
 ``test-output/screenshots/``. In English, Magyar and Español: no label is cut or wider than the
-screen in any of them."""
+screen in any of them.
+
+With 4 and with 6 players (Stack 21: 4, its most) and long names, in every phase of every game
+and with a camera proposal on top, the dock holds all its controls without scrolling inside
+itself (its scrollHeight is its clientHeight), each control is at least 44 x 44 CSS px and a tap
+at its centre lands on it; where the dock shows one player's entry (Twenty One) or one stack's
+moves (exactly) at a time, tapping another tab shows that one, and the dock still fits; axe-core
+finds nothing serious in the tabs."""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import CHROMIUM, DICE_A, DICE_B, NEW_EXACT21, PHONE, PIN, SHOTS, phone
+from tests.web.test_axe import FAILING, RUN_AXE, axe_source
 from tests.web.test_game_over import LANGS, TOO_WIDE, get, post
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
@@ -41,6 +49,16 @@ def out_of_reach(page: Any, selector: str) -> list[dict[str, Any]]:
                                         and b["right"] <= PHONE["width"] and b["reached"])]
     page.evaluate("window.scrollTo(0, 0)")
     return far
+
+
+# The dock's own scroll: how high its content is and how high the dock is.
+DOCK = """() => { const d = document.getElementById('dock');
+  return d && {scroll: d.scrollHeight, client: d.clientHeight, top: d.getBoundingClientRect().top}; }"""
+# Every control in the dock smaller than a 44 x 44 CSS px tap target.
+SMALL = """() => Array.from(document.querySelectorAll('#dock :is(button, input)')).map((b) => {
+  const r = b.getBoundingClientRect(); return {what: b.textContent || b.name, w: r.width, h: r.height}; })
+  .filter((b) => b.w < 44 || b.h < 44)"""
+MANY = ["Annabella", "Bernadett", "Cyprián", "Dorottya", "Erzsébet", "Ferdinánd"]
 
 
 def controller(browser: Any, server: Any, errors: list[str], lang: str) -> Any:
@@ -172,4 +190,82 @@ def test_stack_21_draw_and_stacks_are_under_the_thumb(browser, server, lang):
     ctl.locator('#dock button[data-action="keep"]').first.click()
     state = moved(ctl, server, state)
     assert state["detail"]["last"]["type"] in ("keep", "place")
+    assert errors == []
+
+
+def _many(game: str, n: int) -> list[Any]:
+    """The events to a phase of ``game`` with ``n`` players; a string is the first legal action
+    of that type, a tuple ("propose", event) a camera proposal."""
+    p = MANY[:n]
+    seats = [{"name": x, "sheet": "ABCDEF"[i]} for i, x in enumerate(p)]
+    exact21 = [{"type": "new_game", "game": "exact21", "sides": [{"name": "A", "players": p[:n // 2]},
+                                                                {"name": "B", "players": p[n // 2:]}]}, DICE_A, DICE_B]
+    roll = {"type": "roll", "player": p[0], "dice": {"white": 4, "black": 5, "red": 1, "blue": 3, "yellow": 2, "green": 6}}
+    stack21 = [{"type": "new_game", "game": "stack21", "players": p}, {"type": "deal", "dealer": p[0], "seed": 5}]
+    return {
+        "exact21": exact21,
+        "exact21-proposal": [*exact21, ("propose", {"type": "throw", "side": "A", "cup": "green"})],
+        "twentyone-roll": [{"type": "new_game", "game": "twentyone", "players": seats}, ("propose", roll)],
+        "twentyone-enter": [{"type": "new_game", "game": "twentyone", "players": seats}, roll],
+        "exactly-roll": [{"type": "new_game", "game": "exactly", "players": p},
+                         ("propose", {"type": "roll", "player": p[0], "face": "5"})],
+        "exactly-move": [{"type": "new_game", "game": "exactly", "players": p}, {"type": "roll", "player": p[0], "face": "5"}],
+        "exactly-move-any": [{"type": "new_game", "game": "exactly", "players": p}, {"type": "roll", "player": p[0], "face": "?"}],
+        "stack21-draw": [*stack21, ("propose", {"type": "draw", "player": p[1]})],
+        "stack21-keep": [*stack21, "draw"],
+        "stack21-give": [*stack21, *["draw", "keep"] * n, "draw"],
+    }[game]
+
+
+MANY_CASES = [(g, n) for g in ("exact21", "exact21-proposal", "twentyone-roll", "twentyone-enter", "exactly-roll",
+                               "exactly-move", "exactly-move-any", "stack21-draw", "stack21-keep", "stack21-give")
+              for n in (4, 6) if not (g.startswith("stack21") and n > 4)]  # Stack 21: 2 to 4 players
+
+
+def fits(page: Any) -> dict[str, Any]:
+    """The dock holds every control without scrolling inside itself, each a 44 px target in reach."""
+    page.wait_for_timeout(50)
+    dock = page.evaluate(DOCK)
+    assert dock, "no dock"
+    assert dock["scroll"] <= dock["client"], dock
+    assert page.evaluate(SMALL) == []
+    assert out_of_reach(page, "#dock :is(button, input)") == []
+    return dock
+
+
+@pytest.mark.parametrize("game,n", MANY_CASES)
+def test_the_dock_holds_every_main_action_with_many_players(browser, server, game, n):
+    table = server.app.extensions["companion"].table
+    for event in _many(game, n):
+        if isinstance(event, str):
+            event = next(a for a in get(server.port, "/api/state")["legal"] if a["type"] == event)
+        if isinstance(event, tuple):
+            table.propose(event[1], source="camera")
+        else:
+            post(server.port, "/api/games" if event["type"] == "new_game" else "/api/events", event)
+    errors: list[str] = []
+    for lang, _ in LANGS:
+        ctl = controller(browser, server, errors, lang)
+        state = shown(ctl, server)
+        if state["pending"]:
+            ctl.wait_for_selector("#dock [data-dock-proposal]")
+        fits(ctl)
+        shot(ctl, f"many-{game}-{n}-{lang}")
+        if n == 6 and lang == "hu" and game in ("twentyone-enter", "exactly-move"):  # the tabs: axe-core clean
+            ctl.add_script_tag(content=axe_source())
+            found = ctl.evaluate(RUN_AXE)["violations"]
+            assert [f"{v['impact']} {v['id']}: {v['examples'][:2]}" for v in found if v["impact"] in FAILING] == []
+        tabs = ctl.locator("#dock :is([data-tab], [data-from-tab])")
+        if game in ("twentyone-enter", "exactly-move"):  # more than the dock holds: one at a time
+            assert tabs.count() > 2
+        if tabs.count():  # the last tab shows its player's entry, its value's or its stack's moves
+            last = tabs.last
+            key = "data-tab" if last.get_attribute("data-tab") is not None else "data-from-tab"
+            picked = f'#dock [{key}="{last.get_attribute(key)}"]'
+            last.click()
+            ctl.wait_for_selector(f'{picked}[aria-pressed="true"]')
+            fits(ctl)
+            if game == "twentyone-enter":
+                assert ctl.locator(f'#dock .t21-act[data-player="{MANY[n - 1]}"]').count() == 1
+        ctl.context.close()
     assert errors == []

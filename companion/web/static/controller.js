@@ -79,13 +79,14 @@ document.addEventListener("DOMContentLoaded", () => {
   const confirmIt = (p) => C.change("POST", `/api/pending/${p.id}/confirm`);
   const rejectIt = (p) => C.change("POST", `/api/pending/${p.id}/reject`);
   // While the camera proposes something in play, the oldest proposal's Confirm and Reject sit at
-  // the top of the dock too (with what it is, cut with "…" where it does not fit), so a player who
+  // the top of the dock too (with what it is, in two lines at most, cut with "…"), so a player who
   // has scrolled down reaches them under the thumb; the next one follows once it is settled.
   function dockProposal(p, state) {
     let dock = controls.querySelector(".dock");
     if (!dock) { dock = C.dock(); controls.appendChild(dock); }
     const what = C.eventText(p.event, state);
-    dock.prepend(el("div", {class: "dock-prop", "data-dock-proposal": p.id, role: "group",
+    // a long one (Twenty One's six dice) on a line of its own, Confirm and Reject under it
+    dock.prepend(el("div", {class: "dock-prop" + (what.length > 28 ? " long" : ""), "data-dock-proposal": p.id, role: "group",
                             "aria-label": tr("pending") + ": " + what},
       el("span", {class: "what", title: what}, what),
       el("button", {type: "button", class: "okb", onclick: () => confirmIt(p)}, tr("confirm")),

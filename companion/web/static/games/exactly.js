@@ -103,6 +103,7 @@
   // -- controller
 
   let valueTab = null;   // the value shown when the face is "?"
+  let fromTab = null;    // the stack whose moves are shown when there are too many for the dock
   const startFaces = {};  // player -> face, kept across re-renders
   let startOpen = true;   // the start roll's box, as the player left it
 
@@ -145,14 +146,15 @@
     return box;
   }
 
-  function moveButton(state, move) {
+  // ``to`` alone: the stack the move comes from is the tab chosen above the moves
+  function moveButton(state, move, toOnly) {
     const e = effect(state, move);
     const sub = [[move.from, e.from], [move.to, e.to]].filter(([s]) => s !== CENTER)
       .map(([s, n]) => stackName(s) + " " + n + "c").join(" · ");
     return el("button", {type: "button", class: "move" + (e.exact.length ? " exact" : ""),
       "data-move": `${move.value}:${move.from}:${move.to}`, onclick: () => C.send(move)},
       el("span", {class: "coin coin-" + move.value}, move.value),
-      el("span", {class: "path"}, stackName(move.from) + " → " + stackName(move.to)),
+      el("span", {class: "path"}, (toOnly ? "" : stackName(move.from) + " ") + "→ " + stackName(move.to)),
       el("small", {}, sub + (e.exact.length ? " ★ " + tr("x_to_exact") : "")));
   }
 
@@ -171,9 +173,23 @@
       box.appendChild(tabs);
       shown = moves.filter((m) => String(m.value) === valueTab);
     }
+    // More moves than three rows of three (four or more players: every stack that holds the
+    // token, to every other): a tab per stack they come from, the moves of one at a time, so the
+    // dock never grows past the screen. A stack with a move to exactly €1 is shown first.
+    const tabbed = shown.length > 9;
+    if (tabbed) {
+      const froms = [...new Set(shown.map((m) => m.from))];
+      if (!froms.includes(fromTab)) fromTab = froms.find((f) => shown.some((m) => m.from === f && effect(state, m).exact.length)) || froms[0];
+      const tabs = el("div", {class: "faces tabs from", role: "group", "aria-label": tr("x_from")});
+      for (const f of froms) tabs.appendChild(el("button", {type: "button", "data-from-tab": f, title: stackName(f),
+        "aria-pressed": f === fromTab ? "true" : "false",
+        onclick: () => { fromTab = f; C.render(state); }}, stackName(f) + " →"));
+      box.appendChild(tabs);
+      shown = shown.filter((m) => m.from === fromTab);
+    }
     const exactFirst = [...shown].sort((a, b) => effect(state, b).exact.length - effect(state, a).exact.length);
     const grid = el("div", {class: "moves"});
-    for (const m of exactFirst) grid.appendChild(moveButton(state, m));
+    for (const m of exactFirst) grid.appendChild(moveButton(state, m, tabbed));
     box.appendChild(grid);
     return box;
   }

@@ -241,7 +241,20 @@
     root.appendChild(el("div", {class: "card t21-turn"}, el("div", {class: "dice-row"},
       ...COLOURS.map((c) => die(c, d.roll[c])))));
     if (types.has("reroll")) root.appendChild(rerollBox(state));
-    // every waiting player's entry in the dock, under the thumb
-    if ((d.waiting || []).length) root.appendChild(C.dock(...d.waiting.map((p) => playerCard(state, p))));
+    // every waiting player's entry in the dock, under the thumb; from three waiting players on,
+    // one entry at a time (the dock would grow past the screen): a tab per player above it, the
+    // first one waiting shown until another is tapped
+    const waiting = d.waiting || [];
+    if (waiting.length > 2) root.appendChild(C.dock(whoTabs(state, waiting), playerCard(state, shownPlayer)));
+    else if (waiting.length) root.appendChild(C.dock(...waiting.map((p) => playerCard(state, p))));
   };
+
+  let shownPlayer = null;  // the waiting player whose entry the dock shows, kept across re-renders
+  function whoTabs(state, waiting) {
+    if (!waiting.includes(shownPlayer)) shownPlayer = waiting[0];
+    return el("div", {class: "t21-who", role: "group", "aria-label": tr("t21_who_tabs")},
+      ...waiting.map((p) => el("button", {type: "button", class: "nm", "data-tab": p, title: p,
+        "aria-pressed": p === shownPlayer ? "true" : "false",
+        onclick: () => { shownPlayer = p; C.render(state); }}, p)));
+  }
 })();

@@ -8,7 +8,7 @@ dock drops it and leaves the game as it was. The controller with a proposal pend
 axe-core. What the proposal is, in the dock and in the list, is said in the page's language from
 the catalogue: in Magyar and Español none of the English words of the old raw summary ("throw ·
 side A · cup blue") and the side, the player and the cup and die colours by the catalogue's
-names. The proposal is made by the table's own ``propose``, as the camera's live loop does."""
+names; the scoreboard's list says it in the same words. The proposal is made by the table's own ``propose``, as the camera's live loop does."""
 
 from __future__ import annotations
 

@@ -186,11 +186,11 @@ def test_generic_controller_plays_any_game_from_its_legal_actions(browser, serve
                                       "values": {"blue": 3, "red": 4, "green": 2, "yellow": 5}})
     form = ctl.locator(".actions form").first
     form.wait_for()
-    assert "side B" in form.inner_text()
+    assert form.locator("b").inner_text() == "Dice: B"  # the catalogue's words (test_controller_words)
     form.locator("textarea[name=values]").fill('{"blue": 1, "red": 2, "green": 6, "yellow": 4}')
     form.locator("button[type=submit]").click()
-    ctl.wait_for_selector('.actions button:has-text("cup yellow")')
-    ctl.click('.actions button:has-text("cup yellow")')
+    ctl.wait_for_selector('.actions button:has-text("Throw: A · yellow")')
+    ctl.click('.actions button:has-text("Throw: A · yellow")')
     ctl.wait_for_function("document.querySelector('#mini [data-score=\"A\"]').textContent === '5'", timeout=3000)
     assert errors == []
 

@@ -389,15 +389,6 @@
       C.el("h2", {}, C.tr("standings")), C.standings(state), actions));
   };
 
-  C.describe = function (event) {  // a short human line for an event (pending proposals, buttons)
-    const parts = [event.type];
-    for (const [k, v] of Object.entries(event)) {
-      if (k === "type" || k === "source" || k === "at") continue;
-      parts.push(k + " " + (typeof v === "object" ? JSON.stringify(v) : v));
-    }
-    return parts.join(" · ");
-  };
-
   // A camera proposal (or any event a player is asked about) in the page's words, from its
   // structured fields: the side, the player (the thrower the board names, where the event has
   // none), the cup or die colours and values by the catalogue's names; never the event's English

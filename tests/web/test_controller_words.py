@@ -119,6 +119,34 @@ def test_the_fallback_controller_speaks_the_pages_language(browser, server, lang
     assert errors == []
 
 
+@pytest.mark.parametrize("lang,locale", LANGS)
+def test_a_stack_21_count_with_an_ace_is_said_in_the_pages_language(browser, server, lang, locale):
+    """Stack 21: a stack holding an Ace counts two ways. The engine says it in English ("1 or
+    11", its ``count``); the scoreboard and the controller's keep buttons showed that as it is on
+    a Magyar or Español phone. Now the page says the counts with its own word ("1 vagy 11",
+    "1 o 11")."""
+    t = texts(lang)
+    post(server.port, "/api/games", {"type": "new_game", "game": "stack21", "players": ["Ann", "Bea"]})
+    post(server.port, "/api/events", {"type": "deal", "dealer": "Bea", "upcard": "7", "stock": ["4", "10", "3"],
+                                      "hands": {"Ann": ["A", "6", "10", "9"], "Bea": ["5", "A", "8", "2"]}})
+    version = post(server.port, "/api/events", {"type": "draw", "player": "Ann"})["version"]
+    two_ways = "1 " + t["s21_or"] + " 11"
+    errors: list[str] = []
+    for path in (f"/?lang={lang}", f"/controller?lang={lang}#pin={PIN}"):
+        page = phone(browser, server.url + path, errors, locale)
+        page.wait_for_function(f"document.body.dataset.version === '{version}'")
+        counts = page.eval_on_selector_all(".s21-stack .count", "(cs) => cs.map((c) => c.textContent)")
+        assert counts.count(two_ways) == 2, (lang, path, counts)  # Ann's stack 1 and Bea's stack 2
+        if path.startswith("/controller"):  # the keep buttons in the dock say each stack's count
+            kept = page.eval_on_selector_all('.dock [data-action="keep"] small', "(cs) => cs.map((c) => c.textContent)")
+            assert kept[0] == two_ways, (lang, kept)
+        text = page.inner_text("body")
+        if lang != "en":
+            assert " or " not in text, (lang, path, text)
+        page.context.close()
+    assert errors == []
+
+
 SWEEP = {
     "exact21": {"type": "new_game", "game": "exact21", "sides": [{"name": "Reds", "players": ["Ann", "Ben"]}, {"name": "Blues"}]},
     "twentyone": {"type": "new_game", "game": "twentyone", "players": [{"name": "Ann", "sheet": "A"}, {"name": "Bea", "sheet": "B"}]},

@@ -15,13 +15,17 @@
     return el("span", {class: cls, "data-card": text, title: text}, text);
   }
 
+  // A count as a player reads it in the page's language: the engine's "7 or 17" (an Ace counts
+  // 1 or 11) with the page's own word between the counts ("7 vagy 17", "7 o 17").
+  const countText = (count) => String(count ?? "").split(/\s+or\s+/).join(" " + tr("s21_or") + " ");
+
   const stateBadge = (s) => (s === "bust" ? el("span", {class: "badge bad"}, tr("s21_bust")) : null);
 
   function stackRow(s) {
     return el("div", {class: "s21-stack s21-" + (s.state === "21" ? "made" : s.state), "data-stack-id": s.id},
       el("span", {class: "sid"}, s.id),
       el("div", {class: "cards"}, ...s.cards.map(cardChip)),
-      el("span", {class: "count", "data-count": s.id}, s.state === "21" ? "21 ✓" : s.count),
+      el("span", {class: "count", "data-count": s.id}, s.state === "21" ? "21 ✓" : countText(s.count)),
       stateBadge(s.state));
   }
 
@@ -231,7 +235,7 @@
     return el("button", {type: "button", class: "s21-btn", "data-action": action.type,
       "data-target": (action.to || owner) + ":" + action.stack, onclick: () => C.send(action)},
       el("b", {}, label), el("span", {class: "cards"}, ...(s ? s.cards.map(cardChip) : [])),
-      el("small", {}, s ? s.count : ""));
+      el("small", {}, s ? countText(s.count) : ""));
   }
 
   // A turn's moves (the heading with the card in hand, the draw, keep / place / give, take the
@@ -293,7 +297,7 @@
       }
       for (const a of combines) grid.appendChild(el("button", {type: "button", class: "s21-btn", "data-action": "combine",
         "data-target": a.stacks.join("+"), onclick: () => C.send(a)}, el("b", {}, tr("s21_combine", {a: a.stacks[0], b: a.stacks[1]})),
-        el("small", {}, a.stacks.map((id) => (stackOf(state, player, id) || {}).count).join(" + "))));
+        el("small", {}, a.stacks.map((id) => countText((stackOf(state, player, id) || {}).count)).join(" + "))));
       box.appendChild(grid);
       root.appendChild(box);
     }

@@ -8,11 +8,18 @@ axe-core comes from npm as a test-time asset (``tests/web/axe.py``): the service
 Each page's result (counts by impact, and each violation with a few of its elements) goes to
 ``test-output/axe/<lang>/<page>.json`` with a summary per language; a full-page screenshot of
 each goes to ``test-output/screenshots/pages/<lang>/``.
+
+On a Magyar or Español page the same visit reads every text a player sees (text, titles, labels,
+placeholders, options): a word of the English catalogue that is not a word of the page's own
+catalogue, nor a player's name, is English left over ("1 or 11", "throw · side A") and fails. (A
+JSON example, the placeholder of Twenty One's own pad layout, is data whose keys are English by
+its format, and is not read.)
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from companion.web.i18n import texts
 from tests.web.axe import AXE_VERSION, ensure_axe
 from tests.web.conftest import CHROMIUM, SHOTS, phone
 from tests.web.test_game_over import LANGS, finishing_events, get, post
@@ -126,6 +134,49 @@ SHORT_TEXT = """(targets) => {
 }"""
 
 
+# Every text a player sees on the page: text nodes outside hidden parts, and titles, labels,
+# placeholders, alternative texts and a select's options.
+SEEN = """() => { const out = [], w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = w.nextNode(); n; n = w.nextNode()) {
+    const e = n.parentElement, t = n.textContent.trim();
+    if (t && e && !e.closest("script, style, [hidden]")) out.push(t);
+  }
+  for (const e of document.querySelectorAll("[title], [aria-label], [placeholder], [alt]"))
+    for (const a of ["title", "aria-label", "placeholder", "alt"]) if (e.getAttribute(a)) out.push(e.getAttribute(a));
+  for (const o of document.querySelectorAll("option")) out.push(o.textContent);
+  return out; }"""
+WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+
+def _names(game: dict[str, Any]) -> list[str]:
+    out = []
+    for unit in game.get("players") or game.get("sides") or []:
+        out += [unit] if isinstance(unit, str) else [unit["name"], *unit.get("players", [])]
+    return out
+
+
+NAMES = {w.lower() for g in GAMES.values() for n in _names(g) for w in WORD.findall(n)}
+
+
+def catalogue_words(lang: str) -> set[str]:
+    """The words of a catalogue's sentences, their placeholders ("{side}") left out."""
+    return {w.lower() for v in texts(lang).values() for w in WORD.findall(re.sub(r"\{[^}]*\}", " ", v))}
+
+
+def english_left(seen: list[str], lang: str) -> list[str]:
+    """The texts of a page in ``lang`` that hold a word of the English catalogue its own
+    catalogue does not have (a player's name aside), each with that word."""
+    english, own = catalogue_words("en"), catalogue_words(lang)
+    out = []
+    for text in seen:
+        if text.startswith(("{", "[")):  # a JSON example (Twenty One's own pad layout): data, its keys English by format
+            continue
+        left = sorted({w for w in WORD.findall(text) if w.lower() in english and w.lower() not in own
+                       and w.lower() not in NAMES})
+        if left:
+            out.append(f"{'/'.join(left)} in {text[:80]!r}")
+    return out
+
+
 class Checker:
     """Opens each page in a phone, runs axe-core, records the result and a screenshot."""
 
@@ -149,6 +200,7 @@ class Checker:
             page.add_script_tag(content=self.axe)
             found = page.evaluate(RUN_AXE)
             short = page.evaluate(SHORT_TEXT, found["short"])
+            english = english_left(page.evaluate(SEEN), self.lang) if self.lang != "en" else []
             page.screenshot(path=str(PAGE_SHOTS / self.lang / f"{key}.png"), full_page=True)
         finally:
             page.context.close()
@@ -160,14 +212,18 @@ class Checker:
                   # what axe could not decide by itself (text over an image or a gradient, ...): not counted
                   "needs_review": found["incomplete"],
                   # of those, the short texts below their contrast by the test's own measure: counted as serious
-                  "short_text_contrast": short}
+                  "short_text_contrast": short,
+                  # on a Magyar or Español page: texts holding English words left over (fail)
+                  "english_left": english}
         (OUT / self.lang / f"{key}.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-        self.summary[key] = {**counts, "short_text_contrast": len(short)}
+        self.summary[key] = {**counts, "short_text_contrast": len(short), "english_left": len(english)}
         for v in violations:
             if v["impact"] in FAILING:
                 where = "; ".join(f"{e['target']} ({e['summary'].splitlines()[-1] if e['summary'] else ''})"
                                   for e in v["examples"][:2])
                 self.failing.append(f"{self.lang} {key}: {v['impact']} {v['id']} x{v['nodes']}: {where}")
+        if english:
+            self.failing.append(f"{self.lang} {key}: English left: " + "; ".join(english[:3]))
         if short:
             where = "; ".join(f"{e['target']} '{e['text']}' {e['ratio']}:1 < {e['need']}:1 at {e['px']}px" for e in short[:3])
             self.failing.append(f"{self.lang} {key}: serious short-text contrast x{len(short)}: {where}")

@@ -284,6 +284,11 @@ class Engine:
         something (a face-down card)."""
         return actions
 
+    def log_hides_cards(self, events: Iterable[Mapping[str, Any]]) -> bool:
+        """Whether a game's log names cards the players are not shown while it is played (a
+        face-down stock): such a log is not handed out until the game is over. None by default."""
+        return False
+
     # -- for simulations, benchmarks and the demo: randomness is injected, never global
     def random_new_game(self, rng: random.Random) -> dict[str, Any]:
         """A valid ``new_game`` event with a random number of players/sides and options."""

@@ -96,7 +96,7 @@ combined this round), ``target``, ``teams`` (null or the team names with their p
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -812,6 +812,11 @@ class Stack21(Engine):
             return actions
         return [{k: v for k, v in a.items() if k != "card"} if a.get("type") == "draw" and a.get("from") != "upcard"
                 else a for a in actions]
+
+    def log_hides_cards(self, events: Iterable[Mapping[str, Any]]) -> bool:
+        """A deal that gives the companion the stock (a virtual deck's seed, replayed to the
+        whole shuffled deck, or the stock typed in) puts its face-down cards in the log."""
+        return any(e.get("type") == "deal" and (e.get("seed") is not None or e.get("stock")) for e in events)
 
     def _draw_action(self, rnd: Round, player: str) -> dict[str, Any]:
         action: dict[str, Any] = {"type": "draw", "player": player}

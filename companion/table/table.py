@@ -527,12 +527,31 @@ class Table:
         """Every stored game, newest first, with ``finished`` (None for a game that cannot be
         restored: the History page offers to resume the unfinished ones) and what History shows
         of it (:func:`companion.table.stats.summary`): ``players`` (sides, teams or players in
-        seat order), ``members`` (the people behind each), ``winners`` and ``scores``."""
+        seat order), ``members`` (the people behind each), ``winners`` and ``scores``; and
+        ``hidden_cards`` (:meth:`hides_cards`: its log is not handed out yet)."""
         with self._lock:
             listed = self.log.games()
             for g in listed:
                 g.update(self._summary(g["id"], g["events"]))
+                g["hidden_cards"] = g["finished"] is False and self.hides_cards(g["id"])
             return listed
+
+    def hides_cards(self, game_id: int) -> bool:
+        """Whether a game is still to be played and its log holds cards its players are not
+        shown (Stack 21's stock, by a virtual deck's seed or typed in: ``Engine.log_hides_cards``).
+        Such a log is not handed out (export) until the game is over: anyone could read the
+        stock from it. A game that cannot be restored, or is over, hides nothing."""
+        from companion.games import get_engine
+
+        with self._lock:
+            rows = self.log.events(game_id)
+            if not rows or self._summary(game_id, len(rows))["finished"] is not False:
+                return False
+            try:
+                engine = get_engine(str(rows[0].get("game")))
+            except (EventError, ImportError):
+                return False
+            return engine.log_hides_cards(rows)
 
     def _summary(self, game_id: int, rows: int) -> dict[str, Any]:
         """Replays a past game once per change of its rows; the current game is at hand."""

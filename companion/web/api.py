@@ -331,6 +331,9 @@ def _rows(game_id: int) -> list[dict[str, Any]]:
 @api.get("/games/<int:game_id>/log.jsonl")
 def export(game_id: int) -> Response:
     _rows(game_id)
+    if ctx().table.hides_cards(game_id):  # the stock's face-down cards: not while the game is played
+        raise ApiError(409, "CARDS_HIDDEN", f"game {game_id} is still being played and its log holds the stock's "
+                       "face-down cards (a virtual deck's seed or the stock dealt): it is exported once the game is over")
     events = ctx().table.export(game_id, raw=request.args.get("raw") == "1")
     text = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
     return Response(text, mimetype="application/x-ndjson",

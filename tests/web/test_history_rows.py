@@ -87,3 +87,28 @@ def test_history_rows_say_who_played_who_won_and_the_score(browser, server):
         assert not wide, "\n".join(wide)
         page.context.close()
     assert errors == []
+
+
+def test_history_does_not_link_the_log_of_a_game_whose_stock_is_hidden(browser, server):
+    """A Stack 21 game dealt from a virtual deck, being played: its log holds the deck's seed,
+    which replayed names every card of the stock, so History does not link it (the server refuses
+    it too, 409 CARDS_HIDDEN) and says, in the phone's language, that it is exported once the game
+    is over; a finished game's row links its log as before."""
+    done = play(server.port, EXACTLY)
+    post(server.port, "/api/games?replace=1", {"type": "new_game", "game": "stack21", "players": ["Ann", "Bea"]})
+    current = post(server.port, "/api/events", {"type": "deal", "dealer": "Bea", "seed": 424242})
+    errors: list[str] = []
+    for lang, locale in LANGS:
+        t = texts(lang)
+        page = phone(browser, f"{server.url}/history?lang={lang}", errors, locale)
+        row = page.locator(f'#games [data-game="{current["game_id"]}"]')
+        row.wait_for()
+        assert row.locator("a[href$='log.jsonl']").count() == 0
+        assert row.locator(".export-later").inner_text() == t["export_later"]
+        assert page.locator(f'#games [data-game="{done["game_id"]}"] a[href$="log.jsonl"]').count() == 1
+        # the address typed in anyway, in this phone's browser: refused, the seed nowhere
+        said = page.evaluate(f"fetch('/api/games/{current['game_id']}/log.jsonl').then((r) => r.text().then((b) => [r.status, b]))")
+        assert said[0] == 409 and "424242" not in said[1]
+        assert not page.evaluate(TOO_WIDE)
+        page.context.close()
+    assert errors == []

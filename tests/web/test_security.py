@@ -195,3 +195,51 @@ def test_the_controller_qr_is_no_free_pin_oracle(app):
     codes = [client.get("/api/qr/controller.svg", headers={"X-Table-Pin": f"{n:06d}"},
                         environ_base={"REMOTE_ADDR": "10.2.0.1"}).status_code for n in range(8)]
     assert codes[:5] == [403] * 5 and set(codes[5:]) == {429}
+
+
+STACK21 = {"type": "new_game", "game": "stack21", "players": ["Ann", "Bea"], "options": {"target": 5}}
+
+
+@pytest.mark.parametrize("deal", [{"seed": 424242},
+                                  {"upcard": "7", "stock": ["4", "10", "3"],
+                                   "hands": {"Ann": ["A", "6", "10", "9"], "Bea": ["5", "5", "8", "2"]}}])
+def test_the_log_of_a_game_in_play_does_not_hand_out_the_stock(client, deal):
+    """Stack 21 with a stock the companion holds: the state never names its face-down cards, but
+    the game's log, which anyone on the Wi-Fi could download without the PIN (History links it),
+    held the virtual deck's seed (replayed, every card of the stock in order) or the stock typed
+    in. While the game is played its log is now refused (409 CARDS_HIDDEN, raw or not) and
+    History is told not to link it; once the game is over it is served whole, as before."""
+    from companion.games import get_engine
+    from companion.games.base import Game
+    from tests.web.test_game_over import finishing_events
+
+    assert post(client, "/api/games", STACK21).status_code == 201
+    assert post(client, "/api/events", {"type": "deal", "dealer": "Bea", **deal}).status_code == 200
+    for path in ("/api/games/1/log.jsonl", "/api/games/1/log.jsonl?raw=1"):
+        for headers in ({}, {"X-Table-Pin": PIN}):
+            r = client.get(path, headers=headers)
+            assert r.status_code == 409 and r.json["code"] == "CARDS_HIDDEN", (path, r.status_code)
+            assert "424242" not in r.get_data(as_text=True) and '"10", "3"' not in r.get_data(as_text=True)
+    listed = client.get("/api/games").json["games"][0]
+    assert listed["hidden_cards"] is True
+    # a Stack 21 game played to its end (a new one, each deal a virtual deck's seed): served whole;
+    # the first one, left unfinished, stays refused
+    events = finishing_events(STACK21)
+    assert any("seed" in e for e in events)
+    assert post(client, "/api/games?replace=1", STACK21).status_code == 201
+    assert client.get("/api/games/1/log.jsonl").status_code == 409
+    state = None
+    for event in events:
+        r = post(client, "/api/events", event)
+        assert r.status_code == 200, r.json
+        state = r.json
+    assert state["finished"]
+    r = client.get(f"/api/games/{state['game_id']}/log.jsonl")
+    assert r.status_code == 200
+    served = [json.loads(line) for line in r.get_data(as_text=True).splitlines()]
+    engine = get_engine("stack21")
+    game = Game(engine, served[0], engine.new_game(served[0]))
+    for e in served[1:]:
+        game.push(e)
+    assert game.view()["scores"] == state["scores"]
+    assert not [g for g in client.get("/api/games").json["games"] if g["id"] == state["game_id"]][0]["hidden_cards"]

@@ -130,7 +130,9 @@ document.addEventListener("DOMContentLoaded", async () => {
       el("div", {class: "h-actions"},
         g.finished === false && !now ? resumeForm(g.id) : null,
         g.finished === null ? null : chartBtn,
-        el("a", {href: `/api/games/${g.id}/log.jsonl`, download: `game-${g.id}.jsonl`}, tr("export"))));
+        // a game in play whose log holds the stock's face-down cards is not exported until it is over
+        g.hidden_cards ? el("span", {class: "dim export-later"}, tr("export_later"))
+          : el("a", {href: `/api/games/${g.id}/log.jsonl`, download: `game-${g.id}.jsonl`}, tr("export"))));
     list.appendChild(row);
     if ((now || first === null) && g.finished !== null) first = [g.id, row];
   }

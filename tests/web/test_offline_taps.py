@@ -131,3 +131,30 @@ def test_a_queued_tap_the_table_already_has_is_refused_and_dropped(browser, tabl
     assert throws(table.port) == 1
     ctl.close()
     assert errors == []
+
+
+def test_a_table_that_cannot_be_reached_is_said_in_words(browser, table):
+    """Offline was only a red dot in the header. While the table cannot be reached the scoreboard
+    and the controller now say so under the header in the phone's language, and stop saying it
+    once the table answers again."""
+    post(table.port, "/api/games?replace=1", NEW_EXACT21)
+    errors: list[str] = []
+    pages = []
+    for lang, locale in LANGS:
+        for path in (f"/?lang={lang}", f"/controller?lang={lang}#pin={PIN}"):
+            page = phone(browser, table.url + path, errors, locale)
+            page.wait_for_selector(".conn[data-state=on]")
+            assert page.locator("#offline").is_hidden()
+            pages.append((lang, page))
+    table.down()
+    for lang, page in pages:
+        page.wait_for_selector("#offline:not([hidden])", timeout=10000)
+        assert page.inner_text("#offline") == texts(lang)["offline_line"]
+        assert not page.evaluate(TOO_WIDE)
+    pages[2][1].screenshot(path=str(SHOTS / "scoreboard-offline-hu.png"))
+    table.up()
+    for _lang, page in pages:
+        page.wait_for_selector("#offline", state="hidden", timeout=15000)
+        page.wait_for_selector(".conn[data-state=on]", timeout=15000)
+        page.context.close()
+    assert errors == []

@@ -236,12 +236,24 @@
     // a few seconds later; other errors EventSource retries by itself.
     const notLive = document.getElementById("notlive");
     let pollTimer = null;
+    // The table cannot be reached (the server restarts, the Wi-Fi drops): said in words after a
+    // moment, not only by the red dot; gone once the stream or a read answers again.
+    const offline = document.getElementById("offline");
+    let awayTimer = null;
+    function away(off) {
+      clearTimeout(awayTimer);
+      if (!offline) return;
+      if (!off) { offline.hidden = true; return; }
+      awayTimer = setTimeout(() => { offline.hidden = false; }, C.awayMs || 1500);
+    }
     function live(on) {
       if (conn) conn.dataset.state = on ? "on" : (pollTimer ? "poll" : "off");
       if (notLive) notLive.hidden = on || !pollTimer;
     }
     async function readState() {
       const r = await C.api("GET", "/api/state");
+      if (r.status === 0) away(true);
+      else if (!C.source || C.source.readyState !== EventSource.CONNECTING) away(false);
       // with the stream open, a read answer older than what it sent is skipped (as a POST's)
       if (r.ok && r.data && r.data.game !== undefined) C.render(r.data, !!C.source && C.source.readyState === EventSource.OPEN);
       return r.ok;
@@ -260,10 +272,12 @@
         clearInterval(pollTimer);
         pollTimer = null;
         live(true);
+        away(false);
         if (C.queueing) C.flushQueue();  // the table is back: send what waited for it
       };
       source.onerror = () => {
         live(false);
+        if (source.readyState === EventSource.CONNECTING) away(true);  // the stream dropped: reconnecting
         if (source.readyState === EventSource.CLOSED && C.source === source) {
           poll();
           setTimeout(open, (C.streamRetryMs || 3000) * (1 + Math.random()));

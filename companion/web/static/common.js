@@ -305,7 +305,8 @@
       const act = C.el("div", {class: "act"});
       act.innerHTML = "";
       act.appendChild(document.createTextNode(C.tr("to_act", {names: ""})));
-      act.appendChild(C.el("b", {}, C.names(state.to_act)));
+      // each name whole, wrapping between names; one wider than the line ends in "…" (its title whole)
+      act.appendChild(C.el("b", {}, (state.to_act || []).flatMap((n, i) => [i ? ", " : "", nameEl("span", n)])));
       box.appendChild(act);
     }
     return box;

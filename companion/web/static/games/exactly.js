@@ -52,8 +52,10 @@
       if (exact.length) {
         hint.appendChild(el("b", {}, tr("x_hint_exact")));
         const list = el("div", {class: "x-hint-list"});
-        for (const m of exact.slice(0, 6)) list.appendChild(el("span", {class: "x-hint", "data-hint": "exact"},
-          m.value + "c " + stackName(m.from) + " → " + stackName(m.to)));
+        for (const m of exact.slice(0, 6)) {  // a long name cut with "…", the whole move in the title
+          const text = m.value + "c " + stackName(m.from) + " → " + stackName(m.to);
+          list.appendChild(el("span", {class: "x-hint", "data-hint": "exact", title: text}, text));
+        }
         if (exact.length > 6) list.appendChild(el("span", {class: "dim"}, "+" + (exact.length - 6)));
         hint.appendChild(list);
       } else hint.appendChild(el("span", {class: "dim"}, tr("x_no_exact")));

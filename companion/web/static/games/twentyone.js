@@ -36,7 +36,7 @@
     const who = el("div", {class: "t21-who"});
     for (const p of state.players) {
       const done = (d.acted || []).includes(p);
-      who.appendChild(el("span", {class: "who-chip" + (done ? " done" : ""), "data-acted": done ? "yes" : "no"},
+      who.appendChild(el("span", {class: "who-chip" + (done ? " done" : ""), "data-acted": done ? "yes" : "no", title: p},
         (done ? "✓ " : "") + p));
     }
     card.appendChild(who);

@@ -1,0 +1,84 @@
+"""Names on the boards of a game in play (real Chromium at 390 x 844 against a real server on
+loopback, in English, Magyar and Español): 21 Exact broke names in half beside a two-digit score
+("An / n", "Zs / ófi / a") and Twenty One broke longer ones. On each game's scoreboard and
+controller, mid-game with two-digit scores where the game has them, every name shown on the board
+keeps each of its words on one line, a name wider than its box ends in "…" with the whole name in
+its title, and nothing is wider than the phone; short names ("Ann", "Zsófia") are not cut at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import CHROMIUM, PIN, SHOTS, phone
+from tests.web.test_game_over import LANGS, TOO_WIDE, WORD, WORDS, finishing_events, post
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+
+GAMES: dict[str, dict[str, Any]] = {
+    "exact21": {"type": "new_game", "game": "exact21",
+                "sides": [{"name": "Zsófia", "players": ["Zsófia", WORD]}, {"name": WORDS, "players": ["Ann"]}]},
+    "twentyone": {"type": "new_game", "game": "twentyone", "players": [{"name": "Ann", "sheet": "A"},
+                  {"name": "Zsófia", "sheet": "B"}, {"name": WORD, "sheet": "C"}, {"name": WORDS, "sheet": "D"}]},
+    "exactly": {"type": "new_game", "game": "exactly", "players": ["Ann", "Zsófia", WORD, WORDS]},
+    "stack21": {"type": "new_game", "game": "stack21", "players": ["Ann", "Zsófia", WORD, WORDS]},
+}
+SHORT = ("Ann", "Zsófia")
+
+# Every name element on the board: each word on one line; cut only with an ellipsis and a title
+# holding the whole name; a short name not cut.
+NAMES = """(short) => {
+  const out = [], seen = [];
+  for (const e of document.querySelectorAll("#board .nm, #board .name, #mini .nm, #mini .name")) {
+    const node = e.firstChild;
+    if (!node || node.nodeType !== Node.TEXT_NODE || !e.getBoundingClientRect().width) continue;
+    seen.push(node.textContent);
+    const words = /\\S+/g;
+    let m;
+    while ((m = words.exec(node.textContent))) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const lines = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+      if (lines.size > 1) out.push("split: " + m[0] + " in " + e.className);
+    }
+    const cut = e.scrollWidth > e.clientWidth + 1;
+    if (cut && (getComputedStyle(e).textOverflow !== "ellipsis" || e.title !== node.textContent))
+      out.push("cut without ellipsis or title: " + node.textContent);
+    if (cut && short.includes(node.textContent)) out.push("a short name cut: " + node.textContent);
+  }
+  return {out, seen};
+}"""
+
+
+# Still too wide with a 40-letter one-word name: exactly's controller (the dock's card heading and
+# its move buttons, "50c Maximilian… → Zsófia") and Stack 21's round card on the scoreboard ("Upcard"
+# beside the hand's holder). Known, not yet fixed: strict, so a fix shows.
+STILL_TOO_WIDE = {"exactly", "stack21"}
+
+
+@pytest.mark.parametrize("lang,locale", LANGS)
+@pytest.mark.parametrize("name", [pytest.param(g, marks=pytest.mark.xfail(
+    strict=True, reason="a 40-letter one-word name still pushes a box wider than the phone")) if g in STILL_TOO_WIDE
+    else g for g in GAMES])
+def test_names_keep_their_words_whole_on_the_boards_in_play(browser, server, name, lang, locale):
+    events = finishing_events(GAMES[name])
+    state = post(server.port, "/api/games", GAMES[name])
+    for event in events[: int(len(events) * 0.7)]:
+        state = post(server.port, "/api/events", event)
+    assert not state["finished"]
+    if name in ("exact21", "twentyone"):
+        assert max(state["scores"].values()) >= 10, state["scores"]  # a two-digit score beside a name
+    errors: list[str] = []
+    for path, page_name in ((f"/?lang={lang}", "scoreboard"), (f"/controller?lang={lang}#pin={PIN}", "controller")):
+        page = phone(browser, server.url + path, errors, locale)
+        page.wait_for_function(f"document.body.dataset.version === '{state['version']}'")
+        found = page.evaluate(NAMES, list(SHORT))
+        assert found["seen"], "names are shown on the board"
+        assert not found["out"], (name, lang, page_name, found["out"])
+        assert not page.evaluate(TOO_WIDE), (name, lang, page_name)
+        if page_name == "scoreboard" and lang == "hu":
+            page.screenshot(path=str(SHOTS / f"{name}-names-{lang}.png"), full_page=True)
+        page.context.close()
+    assert errors == []

@@ -80,6 +80,22 @@ def test_the_balls_resting_in_cups_are_read_from_one_photo(name: str, all_found:
         assert got == want, dict(got)
 
 
+METAL = Path(__file__).parents[1] / "data" / "cups-metal"
+
+
+def test_metal_cups_glints_and_loose_balls_are_not_throws(capsys: pytest.CaptureFixture[str]) -> None:
+    """Metal cups under a spot lamp on felt (a validation render): the glints inside the cups and
+    two balls lying loose on the table are no ball in a cup; the one ball resting in a yellow
+    cup is. Judged on the patch alone the judge saw a ball in a yellow cup of side B too; the
+    mirror image's answer averaged in (judge.BALL_MIRROR) leaves it out."""
+    image = METAL / "images" / "s071025.jpg"
+    assert main(["cups", str(image), "--json"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    want = scene_truth(METAL)[str(image)]["balls"]
+    assert want == Counter({("A", "yellow"): 1})
+    assert Counter((b["side"], b["cup"]) for b in line["balls"]) == want
+
+
 def test_a_table_set_up_is_learnt_stored_and_read_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every cup standing: the calibration names each side's cups, stores where they stand and
     that they were learnt, and the watch reads the same cups through the network."""

@@ -30,6 +30,8 @@ UP_MM = 100.0      # "up" at a place: where a point this far above it shows
 # A ball is judged on the patch and its mirror image: a metal cup's highlight or a rim's glint
 # says "ball" in one of them far more often than a ball fails to in both (validation renders)
 BALL_MIRROR = True
+MIRROR_FROM = -2.0   # ball logit (p 0.12) below which a place is not looked at mirrored: the mean
+                     # of the two could reach BALL_SURE only if the mirror were all but certain
 
 
 def patch_matrix(homography: np.ndarray, x: float, y: float, up: tuple[float, float],
@@ -89,13 +91,13 @@ class CupJudge:
         if not places:
             return np.zeros((0, len(CLASSES))), np.zeros(0)
         blob = self.patches(frame, cal, places).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
-        n = len(places)
-        if BALL_MIRROR:   # each patch and its mirror image (up stays up), the ball's answers averaged
-            blob = np.concatenate([blob, blob[..., ::-1]])
         self.net.setInput(np.ascontiguousarray(blob))
-        out = self.net.forward().reshape(len(blob), -1).astype(np.float64)
-        if BALL_MIRROR:
-            out = np.column_stack([out[:n, :len(CLASSES)], 0.5 * (out[:n, len(CLASSES)] + out[n:, len(CLASSES)])])
+        out = self.net.forward().reshape(len(places), -1).astype(np.float64)
+        again = np.flatnonzero(out[:, len(CLASSES)] > MIRROR_FROM) if BALL_MIRROR else []
+        if len(again):   # the mirror images (up stays up) of the places that may hold a ball
+            self.net.setInput(np.ascontiguousarray(blob[again][..., ::-1]))
+            mirrored = self.net.forward().reshape(len(again), -1).astype(np.float64)
+            out[again, len(CLASSES)] = 0.5 * (out[again, len(CLASSES)] + mirrored[:, len(CLASSES)])
         logits = out[:, :len(CLASSES)]
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True), 1.0 / (1.0 + np.exp(-out[:, len(CLASSES)]))

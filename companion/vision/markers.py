@@ -5,6 +5,8 @@ drawing them: the printable sheet and the rendered table use the same :func:`mar
 
 from __future__ import annotations
 
+import functools
+
 import cv2
 import numpy as np
 
@@ -59,8 +61,11 @@ def find_markers(frame: np.ndarray) -> dict[int, np.ndarray]:
 NEIGHBOUR = {0: (3, (0, 1)), 1: (2, (0, 1)), 2: (1, (0, -1)), 3: (0, (0, -1))}   # across the depth
 ALONG = {0: (1, (1, 0)), 1: (0, (-1, 0)), 2: (3, (-1, 0)), 3: (2, (1, 0))}       # across the width
 HIDDEN_SURE = 0.55   # the pattern's correlation (margin, ring and bits) worth a closer look
+# a marker's corners (mm from its centre) in detection order, as marker_table_points gives them
+_SQUARE = np.array([[-1, 1], [1, 1], [1, -1], [-1, -1]]) * MARKER_MM / 2
 
 
+@functools.cache
 def _cell_pattern() -> tuple[np.ndarray, dict[int, np.ndarray]]:
     """Sample points (mm from a marker's centre, 8 × 8 cells: the 6 × 6 printed cells and a ring
     of the white margin round them) and, per id, each point's printed white (1) or black (0)."""
@@ -100,11 +105,9 @@ def find_hidden(frame: np.ndarray, found: dict[int, np.ndarray]) -> dict[int, np
     side = np.mean([np.linalg.norm(found[i][k] - found[i][(k + 1) % 4]) for i in have for k in range(4)])
     d_ab = np.array(ALONG[a][1] if step is NEIGHBOUR else NEIGHBOUR[a][1], float)
     length = MARKER_MM * np.linalg.norm(marker_centre(found[b]) - marker_centre(found[a])) / side
-    half = MARKER_MM / 2
-    square = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
     img = np.vstack([np.vstack([marker_centre(found[i]), found[i]]) for i in (a, b)])
     for _ in range(10):   # the length that makes both squares 80 mm under one mapping
-        obj = np.vstack([np.vstack([[0, 0], square]), np.vstack([d_ab * length, d_ab * length + square])])
+        obj = np.vstack([np.vstack([[0, 0], _SQUARE]), np.vstack([d_ab * length, d_ab * length + _SQUARE])])
         H, _ = cv2.findHomography(obj, img, 0)
         if H is None:
             return {}
@@ -117,13 +120,16 @@ def find_hidden(frame: np.ndarray, found: dict[int, np.ndarray]) -> dict[int, np
     out = {}
     for i in have:
         missing, direction = step[i]
-        if missing in found:
-            continue
         origin = np.zeros(2) if i == a else d_ab * length
         n = np.array(direction, float)
         t = np.array([-n[1], n[0]])
-        # coarse along the whole line, then finely round the best place
-        score, depth, lat, s = _search(gray, H, origin, n, t, missing, np.arange(200.0, 3000.0, 8.0),
+        # coarse along the line as far as it stays in the frame, then finely round the best place
+        depths = np.arange(200.0, 3000.0, 8.0)
+        px = cv2.perspectiveTransform((origin + depths[:, None] * n).reshape(1, -1, 2), H)[0]
+        depths = depths[(px[:, 0] > 0) & (px[:, 0] < gray.shape[1]) & (px[:, 1] > 0) & (px[:, 1] < gray.shape[0])]
+        if not len(depths):
+            continue
+        score, depth, lat, s = _search(gray, H, origin, n, t, missing, depths,
                                        np.arange(-60.0, 61.0, 10.0), (0.8, 0.9, 1.0, 1.1, 1.25))
         if score < HIDDEN_SURE - 0.15:
             continue
@@ -132,7 +138,7 @@ def find_hidden(frame: np.ndarray, found: dict[int, np.ndarray]) -> dict[int, np
         if score < HIDDEN_SURE:
             continue
         centre = origin + depth * n + lat * t
-        corners = cv2.perspectiveTransform((centre + s * square).reshape(1, -1, 2), H)[0]
+        corners = cv2.perspectiveTransform((centre + s * _SQUARE).reshape(1, -1, 2), H)[0]
         if _its_own_bits(gray, corners, missing):
             out[missing] = corners
     return out
@@ -147,9 +153,7 @@ def _its_own_bits(gray: np.ndarray, corners: np.ndarray, marker: int) -> bool:
     pts, bits = _cell_pattern()
     inner = np.zeros((8, 8), bool)
     inner[2:6, 2:6] = True
-    half = MARKER_MM / 2
-    square = np.float32([[-half, half], [half, half], [half, -half], [-half, -half]])
-    H = cv2.getPerspectiveTransform(square, corners.astype(np.float32))
+    H = cv2.getPerspectiveTransform(_SQUARE.astype(np.float32), corners.astype(np.float32))
     q = MARKER_MM / 24   # four samples a cell, a quarter of a cell off its centre
     at = np.vstack([pts[inner.ravel()] + d for d in ((-q, -q), (-q, q), (q, -q), (q, q))])
     px = cv2.perspectiveTransform(at.reshape(1, -1, 2), H)[0].astype(np.float32)

@@ -183,11 +183,8 @@
     if (!box) return;
     box.hidden = !C.queue.length;
     box.replaceChildren(...(C.queue.length ? [C.el("p", {class: "what"}, C.tr("queue_waiting", {n: C.queue.length})),
-      C.el("ol", {}, C.queue.map((q) => C.el("li", {}, q.path === "/api/undo" ? C.tr("undo") : queuedWhat(q.body || {}))))] : []));
+      C.el("ol", {}, C.queue.map((q) => C.el("li", {}, q.path === "/api/undo" ? C.tr("undo") : C.valuesText(q.body))))] : []));
   };
-  // A waiting tap by its values, without the event's English field names: "A · blue" in the
-  // page's language where the catalogue names the value (a cup, a colour), as sent otherwise.
-  const queuedWhat = (event) => C.valuesText(event);
   C.startQueue = function () {
     C.queueing = true;
     saveQueue();
@@ -412,7 +409,7 @@
   C.eventText = function (event, state) {
     event = event || {};
     const d = (state && state.detail) || {};
-    const word = (v) => C.t["cup_" + v] || C.t["colour_" + v] || String(v);
+    const word = C.valueText;
     const dice = (values) => Object.entries(values || {}).map(([c, v]) => (C.t["colour_" + c] || c) + " " + v).join(", ");
     const name = event.player || event.dealer || d.to_act_player || d.active || d.roller || (state && (state.to_act || [])[0]) || "";
     switch (event.type) {
@@ -434,12 +431,20 @@
       default: return C.valuesText(event);
     }
   };
-  // An event by its values alone ("A · blue"), in the page's words where the catalogue names them.
-  C.valuesText = function (event) {
-    const word = (v) => C.t["cup_" + v] || C.t["colour_" + v] || (v === "center" && C.t.center) || String(v);
-    return Object.entries(event || {}).filter(([k, v]) => !["type", "source", "at"].includes(k) && v !== null && typeof v !== "object")
-      .map(([, v]) => word(v)).join(" · ") || "…";
+  // A value in the page's words: a cup, a colour, the centre, the upcard or the stock, yes / no by
+  // the catalogue's name; a list joined by "+", an object's entries one by one ("blue 3, red 4").
+  C.valueText = function (v) {
+    if (Array.isArray(v)) return v.map(C.valueText).join(" + ");
+    if (v && typeof v === "object") return Object.entries(v).map(([k, x]) => C.valueText(k) + " " + C.valueText(x)).join(", ");
+    if (typeof v === "boolean") return C.tr(v ? "yes" : "no");
+    if ((v === "upcard" || v === "stock") && C.t["field_" + v] !== undefined) return C.tr("field_" + v);  // Stack 21's draw "from"
+    return C.t["cup_" + v] || C.t["colour_" + v] || (v === "center" && C.t.center) || String(v);
   };
+  // An event's own values, in order: not its type, source or time, nor an empty one.
+  C.eventValues = (event) => Object.entries(event || {})
+    .filter(([k, v]) => !["type", "source", "at"].includes(k) && v !== null && v !== undefined).map(([, v]) => v);
+  // An event by its plain values alone ("A · blue"), in the page's words where the catalogue names them.
+  C.valuesText = (event) => C.eventValues(event).filter((v) => typeof v !== "object").map(C.valueText).join(" · ") || "…";
 
   C.renderBoard = function (state, root) {
     root.replaceChildren();

@@ -36,23 +36,12 @@
     return input.value;
   }
 
-  // A value in the page's words: a cup, a colour, the centre, the upcard or yes / no by the catalogue's name,
-  // a list joined by "+", an object's entries one by one ("blue 3, red 4").
-  function valueText(v) {
-    if (Array.isArray(v)) return v.map(valueText).join(" + ");
-    if (v && typeof v === "object") return Object.entries(v).map(([k, x]) => valueText(k) + " " + valueText(x)).join(", ");
-    if (typeof v === "boolean") return tr(v ? "yes" : "no");
-    if ((v === "upcard" || v === "stock") && C.t["field_" + v] !== undefined) return tr("field_" + v);  // Stack 21's draw "from"
-    return C.t["cup_" + v] || C.t["colour_" + v] || (v === "center" && C.t.center) || String(v);
-  }
-
   // An action as a player reads it: the catalogue's name for its kind and its values in the
   // page's words ("Throw: A · yellow", "Dobás: A · sárga"); never the event's English type and
   // field names. A kind the catalogue does not name (a game newer than it) keeps its type.
   C.actionText = function (action) {
     const kind = C.t["ev_" + action.type] !== undefined ? tr("ev_" + action.type) : String(action.type);
-    const values = Object.entries(action || {}).filter(([k, v]) => !["type", "source", "at"].includes(k) && v !== null && v !== undefined)
-      .map(([, v]) => valueText(v)).filter((text) => text !== "");
+    const values = C.eventValues(action).map(C.valueText).filter((text) => text !== "");
     return values.length ? kind + ": " + values.join(" · ") : kind;
   };
   const fieldName = (name) => (C.t["field_" + name] !== undefined ? tr("field_" + name) : name);

@@ -105,20 +105,25 @@ TOO_WIDE = """() => {
 }"""
 # Every word of every name shown (standings and headline) on one line, and a name that does not
 # fit its box cut with an ellipsis and whole in the title.
+# (JavaScript) the words of a text node that the page breaks across lines
+WORDS_SPLIT = """(node) => {
+  const out = [], words = /\\S+/g;
+  let m;
+  while ((m = words.exec(node.textContent))) {
+    const range = document.createRange();
+    range.setStart(node, m.index);
+    range.setEnd(node, m.index + m[0].length);
+    const lines = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+    if (lines.size > 1) out.push(m[0]);
+  }
+  return out;
+}"""
 SPLIT_NAMES = """() => {
-  const out = [];
+  const out = [], split = """ + WORDS_SPLIT + """;
   for (const e of document.querySelectorAll("#final .nm, #status .nm")) {
     const node = e.firstChild;
     if (!node || node.nodeType !== Node.TEXT_NODE) { out.push("not text: " + e.outerHTML.slice(0, 80)); continue; }
-    const words = /\\S+/g;
-    let m;
-    while ((m = words.exec(node.textContent))) {
-      const range = document.createRange();
-      range.setStart(node, m.index);
-      range.setEnd(node, m.index + m[0].length);
-      const lines = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => Math.round(r.top)));
-      if (lines.size > 1) out.push("split: " + m[0]);
-    }
+    for (const word of split(node)) out.push("split: " + word);
     if (e.scrollWidth > e.clientWidth + 1 && (getComputedStyle(e).textOverflow !== "ellipsis" || e.title !== node.textContent))
       out.push("cut without ellipsis or title: " + node.textContent);
   }

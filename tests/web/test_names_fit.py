@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import CHROMIUM, PIN, SHOTS, phone
-from tests.web.test_game_over import LANGS, TOO_WIDE, WORD, WORDS, finishing_events, post
+from tests.web.test_game_over import LANGS, TOO_WIDE, WORD, WORDS, WORDS_SPLIT, finishing_events, post
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 
@@ -29,20 +29,12 @@ SHORT = ("Ann", "Zsófia")
 # Every name element on the board: each word on one line; cut only with an ellipsis and a title
 # holding the whole name; a short name not cut.
 NAMES = """(short) => {
-  const out = [], seen = [];
+  const out = [], seen = [], split = """ + WORDS_SPLIT + """;
   for (const e of document.querySelectorAll("#board .nm, #board .name, #mini .nm, #mini .name")) {
     const node = e.firstChild;
     if (!node || node.nodeType !== Node.TEXT_NODE || !e.getBoundingClientRect().width) continue;
     seen.push(node.textContent);
-    const words = /\\S+/g;
-    let m;
-    while ((m = words.exec(node.textContent))) {
-      const range = document.createRange();
-      range.setStart(node, m.index);
-      range.setEnd(node, m.index + m[0].length);
-      const lines = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => Math.round(r.top)));
-      if (lines.size > 1) out.push("split: " + m[0] + " in " + e.className);
-    }
+    for (const word of split(node)) out.push("split: " + word + " in " + e.className);
     const cut = e.scrollWidth > e.clientWidth + 1;
     if (cut && (getComputedStyle(e).textOverflow !== "ellipsis" || e.title !== node.textContent))
       out.push("cut without ellipsis or title: " + node.textContent);

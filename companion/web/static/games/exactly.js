@@ -148,16 +148,25 @@
     return box;
   }
 
+  // A stack's name on a move button: on one line, cut with "…" when wider than the button (a
+  // 40-letter one-word name), whole in its title.
+  const nameChip = (s) => el("span", {class: "nm", title: stackName(s)}, stackName(s));
+
   // ``to`` alone: the stack the move comes from is the tab chosen above the moves
   function moveButton(state, move, toOnly) {
     const e = effect(state, move);
-    const sub = [[move.from, e.from], [move.to, e.to]].filter(([s]) => s !== CENTER)
-      .map(([s, n]) => stackName(s) + " " + n + "c").join(" · ");
+    const touched = [[move.from, e.from], [move.to, e.to]].filter(([s]) => s !== CENTER);
+    const sub = touched.map(([s, n]) => stackName(s) + " " + n + "c").join(" · ");
+    const exact = e.exact.length ? " ★ " + tr("x_to_exact") : "";
+    const path = (toOnly ? "" : stackName(move.from) + " ") + "→ " + stackName(move.to);
     return el("button", {type: "button", class: "move" + (e.exact.length ? " exact" : ""),
-      "data-move": `${move.value}:${move.from}:${move.to}`, onclick: () => C.send(move)},
+      "data-move": `${move.value}:${move.from}:${move.to}`, title: `${move.value}c ${path}` + (sub ? " · " + sub : "") + exact,
+      onclick: () => C.send(move)},
       el("span", {class: "coin coin-" + move.value}, move.value),
-      el("span", {class: "path"}, (toOnly ? "" : stackName(move.from) + " ") + "→ " + stackName(move.to)),
-      el("small", {}, sub + (e.exact.length ? " ★ " + tr("x_to_exact") : "")));
+      el("span", {class: "path"}, toOnly ? null : nameChip(move.from), el("span", {}, "→"), nameChip(move.to)),
+      el("small", {}, ...touched.flatMap(([s, n], i) => [i ? el("span", {}, "·") : null,
+        el("span", {class: "part"}, nameChip(s), el("span", {}, n + "c"))]),
+        e.exact.length ? el("span", {}, "★ " + tr("x_to_exact")) : null));
   }
 
   function moveList(state) {

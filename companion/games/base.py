@@ -284,6 +284,12 @@ class Engine:
         something (a face-down card)."""
         return actions
 
+    def complete(self, state: Any, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The event as the table stores it: what the table alone may choose filled in (Stack 21's
+        virtual deck's seed, drawn by the server so that no phone knows the stock). A log line is
+        never completed: a replay takes its events as written. Unchanged by default."""
+        return dict(event)
+
     def log_hides_cards(self, events: Iterable[Mapping[str, Any]]) -> bool:
         """Whether a game's log names cards the players are not shown while it is played (a
         face-down stock): such a log is not handed out until the game is over. None by default."""

@@ -30,7 +30,8 @@ Points the rules leave open, decided here
   and ``upcard``, optionally the ``stock`` (top first); or, for a table without the printed
   cards, only a ``seed``: the engine then deals the virtual deck of :mod:`companion.games.deck`
   (configured by the game's options) shuffled by ``random.Random(seed)``, so the log replays to
-  the same cards.
+  the same cards. A deal sent to the table with neither cards nor a seed has its seed drawn by
+  the table (:meth:`Stack21.complete`), so that no phone knows it.
 - **Unknown stock.** Without ``stock`` every ``draw`` names its ``card``; after ``take_upcard``
   the new upcard is unknown (``"?"``) until an ``upcard`` event names it, and ``take_upcard`` of
   an unknown upcard must name it (``card``). With a known stock a named card must agree
@@ -96,6 +97,7 @@ combined this round), ``target``, ``teams`` (null or the team names with their p
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -812,6 +814,16 @@ class Stack21(Engine):
             return actions
         return [{k: v for k, v in a.items() if k != "card"} if a.get("type") == "draw" and a.get("from") != "upcard"
                 else a for a in actions]
+
+    def complete(self, state: State, event: Mapping[str, Any]) -> dict[str, Any]:
+        """A ``deal`` sent to the table with neither cards nor a ``seed`` asks for the virtual deck:
+        the table draws its seed here (``secrets``, below 2**53 so that any JSON reader keeps it
+        exact; far too many to try from the cards a player sees). It is stored in the log, which
+        is not handed out before the game is over, and sent to no phone: a seed chosen by a
+        phone's browser, or shown to one, would name every card of the stock."""
+        if event.get("type") == "deal" and not any(k in event for k in ("hands", "upcard", "stock", "seed")):
+            return {**event, "seed": secrets.randbelow(2**53)}
+        return dict(event)
 
     def log_hides_cards(self, events: Iterable[Mapping[str, Any]]) -> bool:
         """A deal that gives the companion the stock (a virtual deck's seed, replayed to the

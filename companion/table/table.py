@@ -381,13 +381,16 @@ class Table:
             self._check_expected(expect, event, strict=event.get("type") == "undo")
             if event.get("type") == "undo":
                 return self.undo(source)
+            asked = _plain(event)
+            event = game.engine.complete(game.state, event)  # e.g. a virtual deck's seed, drawn here
             game.push(event)
             try:
                 self.log.append(self.game_id or 0, event, source)
             except BaseException:
                 game.pop()
                 raise
-            self._stored.append(_plain(event))
+            # as asked: a second tap of a deal is then STALE, though the table drew its seed
+            self._stored.append(asked)
             self._drop_stale_proposals()
             if game.engine.finished(game.state):
                 self.log.settle()  # the game's end: checkpoint and second copy

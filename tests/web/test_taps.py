@@ -6,8 +6,9 @@ rule where the game is long), and plays it to the end by taps alone.
 The game is played by a seeded random player: each move is the engine's ``random_action`` on the
 game as the server has it, and the test makes that move the way a person would on the page (the
 pickers, the buttons; Twenty One's dice typed as six digits). The same seed gives the same game
-whatever the pages look like, so the counts compare pages, not luck; Stack 21's virtual deck is
-dealt by the page, whose ``Math.random`` is seeded for the same reason.
+whatever the pages look like, so the counts compare pages, not luck; Stack 21's virtual deck,
+whose seed the table draws, is given one here from a seeded ``Math.random`` for the same reason
+(a deal with a seed is the replays' and tests' way, EVENTS.md).
 
 A tap is a click on a control (a field tapped to type in counts as one), a key one character
 typed or deleted; scrolling is not counted. The counts per game (set-up and play, and per kind of
@@ -64,10 +65,18 @@ LIMIT: dict[str, dict[str, int]] = {
     "stack21": {"taps": 168, "keys": 10},
 }
 
-# Math.random seeded (mulberry32), so that the page's virtual deals are the same each run.
+# Math.random seeded (mulberry32), and a virtual deal sent from the page given a seed from it, so
+# that the deals are the same each run (the table would draw a seed of its own).
 SEEDED_RANDOM = """(() => { let a = 12345;
   Math.random = () => { a |= 0; a = (a + 0x6D2B79F5) | 0; let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; }; })();"""
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  const send = window.fetch;
+  window.fetch = (path, init) => {
+    const body = init && typeof init.body === "string" && String(path).endsWith("/api/events") ? JSON.parse(init.body) : null;
+    if (body && body.type === "deal" && !body.hands && body.seed === undefined)
+      init = Object.assign({}, init, {body: JSON.stringify(Object.assign(body, {seed: Math.floor(Math.random() * 2 ** 31)}))});
+    return send(path, init);
+  }; })();"""
 
 
 class Thumb:
@@ -204,7 +213,7 @@ def move_stack21(thumb: Thumb, a: dict[str, Any], state: dict[str, Any]) -> None
     page = thumb.page
     player = (state.get("detail") or {}).get("to_act_player")
     kind = a["type"]
-    if kind == "deal":  # the page deals a virtual deck (its own seed): the table's usual way
+    if kind == "deal":  # a virtual deck, the table's usual way (seeded by SEEDED_RANDOM)
         thumb.tap(page.locator("button[data-virtual-deal]"))
     elif kind == "draw":
         source = a.get("from") or "stock"

@@ -1,7 +1,7 @@
 // Stack 21: scores (per team in team play) against the target, the round (dealer, upcard,
 // stock, whose turn, the card in hand), each player's stacks with their count as a player reads
 // it ("7 or 17"), the stacks at a round's end and the round history. The controller deals (by
-// hands or a seeded virtual deck), names drawn cards on a card pad, offers keep / give / place /
+// hands or a virtual deck the table shuffles), names drawn cards on a card pad, offers keep / give / place /
 // take_upcard / combine as taps from the legal actions, and records a round_result.
 "use strict";
 (function () {
@@ -179,7 +179,8 @@
     const box = el("div", {class: "card s21-deal"}, el("div", {class: "who"}, tr("s21_deal_title", {n: d.round + 1})),
       dealerPick ? el("label", {}, tr("s21_dealer_pick"), dealerPick) : el("div", {class: "dim"}, tr("s21_dealer", {name: dealer})),
       el("button", {type: "button", class: "primary big", "data-virtual-deal": "1",
-        onclick: () => C.send({type: "deal", dealer: who(), seed: Math.floor(Math.random() * 2 ** 31)})}, tr("s21_virtual_deal")));
+        // no seed: the table draws it, so that no phone knows the stock (EVENTS.md, deal.seed)
+        onclick: () => C.send({type: "deal", dealer: who()})}, tr("s21_virtual_deal")));
     const form = el("form", {class: "s21-hands"});
     for (const p of allPlayers(state))
       form.appendChild(el("label", {}, tr("s21_hand_of", {name: p}), el("input", {name: "hand_" + p, autocapitalize: "characters",

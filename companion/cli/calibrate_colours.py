@@ -29,7 +29,7 @@ import numpy as np
 
 from companion.vision.colour import OTHER, UNKNOWN, ColourProfiles, dice_labs
 from companion.vision.dice.reader import MIN_SIDE, DiceReader
-from companion.vision.images import ImageError, has_colour, load_image
+from companion.vision.images import ImageError, has_colour, load_image, red_blue_swapped
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +65,7 @@ def target(args: argparse.Namespace) -> Path:
 SWAP_MARGIN = 10.0  # b* units; a red die is some 60-100 above a blue one (models/dice-colours.json)
 
 
-def red_blue_swapped(samples: dict[str, list]) -> str | None:
+def dice_swapped(samples: dict[str, list]) -> str | None:
     """Why the frame's red and blue look swapped, or None. The dice named red and blue are a
     known colour reference: in L*a*b*, with the light's colour undone, a red die's b* is well
     above zero (+24 to +41 in the shipped profiles) and a blue die's well below (-36 to -58). A
@@ -77,10 +77,8 @@ def red_blue_swapped(samples: dict[str, list]) -> str | None:
     blue_b = float(np.median(np.asarray(samples["blue"], dtype=float).reshape(-1, 3)[:, 2]))
     if red_b >= blue_b - SWAP_MARGIN:
         return None
-    return (f"the die named red looks blue and the one named blue looks red (b* {red_b:.0f} and {blue_b:.0f}): "
-            "the camera's red and blue are swapped (some Pi 5 kernels send the picture in the wrong colour "
-            "order), or the two dice were named the wrong way round. Look at the picture on /health (a red "
-            "die must look red there), update the system or fix the camera, and calibrate again; nothing written")
+    return red_blue_swapped(f"the die named red looks blue and the one named blue looks red (b* {red_b:.0f} and "
+                            f"{blue_b:.0f})", "the two dice were named the wrong way round") + "; nothing written"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     lab_of = {id(d): lab for d, lab in zip(dice, balanced, strict=True)}
     for die, name in pairs:
         samples.setdefault(name, []).append(lab_of[id(die)])
-    swapped = red_blue_swapped(samples)
+    swapped = dice_swapped(samples)
     if swapped is not None:
         return fail(swapped)
     profiles = ColourProfiles.learn(samples)

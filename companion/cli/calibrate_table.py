@@ -8,15 +8,17 @@ import json
 import math
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from companion.hardware.sensor_modes import CameraView
 from companion.vision.calibrate import DEFAULT_FOCAL_1280, CalibrationError, calibrate, overlay
 from companion.vision.cups.discover import calibrate_markers, learn
 from companion.vision.cups.net import CupFinder
-from companion.vision.images import ImageError, load_image
+from companion.vision.images import ImageError, jpeg_note, load_image
 from companion.vision.layout import CUPS, Layout
 from companion.vision.markers import DPI, sheet_pages
 
@@ -85,6 +87,24 @@ def focal_px(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text} is not a focal length in pixels (985 suits a Pi Camera "
                                          "Module 3 at 1280 wide)")
     return focal
+
+
+def made_under(image: str, frame: np.ndarray) -> tuple[CameraView, str]:
+    """What the frame was taken under, and a line saying so. A frame from the running service
+    (``/api/frame.jpg?raw=1``) carries the camera's model, sensor mode and crop; the service will
+    not read through a calibration made under another (docs/pi.md). Another photo says only its
+    size, which is all that is kept and checked then."""
+    size = (frame.shape[1], frame.shape[0])
+    try:
+        with open(image, "rb") as f:
+            note = jpeg_note(f.read(1 << 16))   # (the note sits at the file's start)
+    except OSError:
+        note = None
+    view = CameraView.from_dict(note)
+    if view is not None and view.frame == size:
+        return view, f"made under: {view.describe()}"
+    return CameraView(frame=size), (f"made under: {size[0]}x{size[1]} frames, the camera's sensor mode not "
+                                    "known (a frame from the service's /api/frame.jpg?raw=1 says it)")
 
 
 def _cups_line(cal) -> str:
@@ -161,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
     except CalibrationError as err:
         print(f"calibration failed ({err.code}): {err.message}", file=sys.stderr)
         return 1
+    made, said = made_under(args.image, frame)
+    cal = replace(cal, made_under=made)
     try:
         cal.save(out)
     except OSError as err:
@@ -173,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"table calibrated in {cal.ms:.0f} ms: {len(cal.markers)} markers, error {cal.error_mm:.1f} mm, "
           f"table {cal.layout.table_w:.0f} × {cal.layout.table_h:.0f} mm; {learnt}"
           f"focal length {cal.K[0, 0]:.0f} px ({cal.focal_from})")
+    print(said)
     print(f"wrote {out}")
     print(f"check {over}: the coloured rings must sit on the cups' rims")
     return 0

@@ -41,7 +41,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.hardware.sensor_modes import DEFAULT, SensorChoice, SensorModeError
+from companion.hardware.sensor_modes import DEFAULT, CameraView, SensorChoice, SensorModeError
 from companion.hardware.sensor_modes import choose as choose_sensor_mode
 from companion.hardware.sensor_modes import parse as parse_sensor_mode
 
@@ -189,6 +189,7 @@ class Picamera2Source(Source):
         self._refused: set[str] = set()
         self._cam: Any = None
         self.sensor: SensorChoice | None = None  # the sensor mode asked for at the last open
+        self.model: str | None = None  # the sensor's name as picamera2 lists it ("imx708"), if it says
         self._resized = False  # frames of another size than asked were seen (and resized)
 
     def open(self) -> None:
@@ -202,11 +203,14 @@ class Picamera2Source(Source):
         # after which the web server and SQLite cannot open files). The firmware looks for ribbon
         # cameras only at boot, so one plugged in since needs a reboot.
         try:
-            seen = len(Picamera2.global_camera_info())
+            info = list(Picamera2.global_camera_info())
+            seen = len(info)
         except Exception:  # an older picamera2: let the constructor tell
-            seen = None
+            info, seen = [], None
         if seen is not None and self.camera_num >= seen:
             raise CameraError(self._not_detected())
+        model = info[self.camera_num].get("Model") if self.camera_num < len(info) else None
+        self.model = str(model) if isinstance(model, str) and model else None
         try:
             cam = Picamera2(self.camera_num)
         except IndexError as err:  # no camera detected
@@ -235,6 +239,17 @@ class Picamera2Source(Source):
         if self.settings is not None:
             self._set(self._start_controls())
             self.lock.start()
+
+    @property
+    def view(self) -> CameraView:
+        """What the frames are taken under, as far as this code knows it (a table calibration
+        keeps it, and is not used under another: :func:`companion.hardware.sensor_modes.view_change`).
+        With ``sensor_mode = "default"`` picamera2 chooses the mode and its crop is not known."""
+        sensor = self.sensor
+        return CameraView(frame=self.size, model=self.model,
+                          sensor=sensor.size if sensor is not None else None,
+                          crop=sensor.crop if sensor is not None and sensor.size is not None else None,
+                          array=sensor.array if sensor is not None and sensor.size is not None else None)
 
     def _choose_sensor_mode(self, cam: Any) -> SensorChoice | None:
         """``[camera] sensor_mode`` made a mode of this camera's (None: picamera2 chooses). Reading
@@ -958,6 +973,12 @@ class ResilientCamera:
         if self.source is not None:
             return self.source.describe()
         return self.label or "camera"
+
+    def view(self) -> CameraView | None:
+        """What the open camera's frames are taken under (the Pi camera's model, sensor mode and
+        crop); None while none is open or for a source that does not say."""
+        view = getattr(self.source, "view", None) if self.state == "ok" else None
+        return view if isinstance(view, CameraView) else None
 
     def remeasure(self) -> bool:
         """Ask the open camera to measure its exposure, white balance and focus again and then

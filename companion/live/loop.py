@@ -36,6 +36,7 @@ from companion.games.base import EventError, RuleError
 from companion.live.camera import ResilientCamera
 from companion.live.watch import Proposed
 from companion.table import Table
+from companion.vision.images import jpeg_with_note
 
 log = logging.getLogger(__name__)
 
@@ -267,7 +268,14 @@ class Live:
             return None
         if raw:
             ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 95])
-            return buf.tobytes() if ok else None
+            if not ok:
+                return None
+            # the camera's model, sensor mode and crop go with the frame: a calibration made from
+            # it keeps them, and the service will not use it under another mode
+            view = self.camera.view() if self.camera is not None else None
+            if view is not None and view.frame == (frame.shape[1], frame.shape[0]):
+                return jpeg_with_note(buf.tobytes(), view.to_dict())
+            return buf.tobytes()
         if cached is not None and cached[0] == n:
             return cached[1]
         img = frame.copy()

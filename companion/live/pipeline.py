@@ -20,13 +20,15 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
+from companion.hardware.sensor_modes import CameraView, view_change
 from companion.live.proposals import DieReading, dice_event
 from companion.live.watch import Proposed
 from companion.table import Table
@@ -163,8 +165,13 @@ class TableVision:
 
     def __init__(self, table: Table, calibration_file: str | Path | None = None,
                  recalibrate_every: float = 2.0, profiles: Any = None, reader: Any = None,
-                 learn_cups: bool = True):
+                 learn_cups: bool = True, camera_view: Callable[[], CameraView | None] | None = None):
         self.table = table
+        # what the camera's frames are taken under now (None: not known); a calibration made
+        # under another sensor mode, camera or frame shape is not read with (_judge_view)
+        self.camera_view = camera_view
+        self._view: CameraView | None = None
+        self.view_alert: dict[str, Any] | None = None
         self._state: Mapping[str, Any] = {}
         self._version: int | None = None
         self.profiles = profiles
@@ -243,6 +250,7 @@ class TableVision:
         except CalibrationError as err:
             self.status = f"not calibrated: {err.message}"
             return
+        cal = replace(cal, made_under=self._made_under(frame))
         self._store(cal)
         self._ready(cal, "from the markers")
 
@@ -260,12 +268,16 @@ class TableVision:
         try:
             cal = learn(frame)
         except CalibrationError as err:
-            self.cups_alert = {"code": "CUPS_NOT_FOUND", "detail": err.message,  # (NO_CUPS too)
-                               "message": f"the camera cannot see the cups set up: {err.message}"}
+            if err.code == "COLOURS_SWAPPED":   # (no page has words of its own for it: the sentence)
+                self.cups_alert = {"code": "COLOURS_SWAPPED", "message": err.message}
+            else:
+                self.cups_alert = {"code": "CUPS_NOT_FOUND", "detail": err.message,  # (NO_CUPS too)
+                                   "message": f"the camera cannot see the cups set up: {err.message}"}
             self.status = f"cups not learnt: {err.message}"
             return
         self.cups_alert = None
         self._learn_game = None
+        cal = replace(cal, made_under=self._made_under(frame))
         self._store(cal)
         self.cal = cal
         self.cups = CupWatch(cal)
@@ -273,13 +285,57 @@ class TableVision:
         self.status = f"calibrated (cups learnt: {len(cal.slots)} cups, {cal.error_mm:.1f} mm)"
         log.info("table vision: %s", self.status)
 
+    def _made_under(self, frame: np.ndarray) -> CameraView:
+        """What this frame was taken under: the camera's word where it gives it (the Pi camera:
+        model, sensor mode, crop), else only the frame's size, which is certain."""
+        size = (frame.shape[1], frame.shape[0])
+        view = self._view
+        return view if view is not None and view.frame == size else CameraView(frame=size)
+
+    def _judge_view(self) -> None:
+        """Refuse to read through a calibration made under another camera view (another sensor
+        mode's crop, another camera, a frame of another shape): its markers, table and cups lie
+        elsewhere in these frames, and the readings would be wrong without a word. What either
+        side does not know refuses nothing (an older file, a camera that does not say)."""
+        cal = self.cal
+        why = view_change(cal.made_under, self._view) if cal is not None else None
+        if why is None:
+            if self.view_alert is not None:
+                log.info("table vision: the camera is as the table was calibrated again")
+                self.view_alert = None
+                self.status = "calibrated (the camera as calibrated again)"
+            return
+        assert cal is not None and cal.made_under is not None
+        where = str(self.calibration_file) if self.calibration_file is not None else "the table calibration"
+        sentence = (f"the table calibration cannot be used with the camera as it runs now: {why}. Calibrate "
+                    f"the table again (companion calibrate table, or delete {where} and restart the "
+                    f"service, which then calibrates itself from the markers), or set the camera back "
+                    f"({cal.made_under.describe()}); nothing is read from the table until then")
+        self.view_alert = {"code": "CALIBRATION_VIEW_CHANGED", "message": sentence}
+        self.status = f"not reading: {sentence}"
+        log.warning("table vision: %s", sentence)
+
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
+        view = self.camera_view() if self.camera_view is not None else None
+        if view is not None and view != self._view:   # the camera opened, or opened again (closed: as it was)
+            self._view = view
+            self._judge_view()
+        if self.view_alert is not None:
+            return []
         if self.cal is None:
             self._calibrate(frame, t)
             if self.cal is None:
                 return []
         if (frame.shape[1], frame.shape[0]) != tuple(self.cal.image_size):
-            self._ready(self.cal.scaled(frame.shape[1], frame.shape[0]), "rescaled")
+            try:
+                self._ready(self.cal.scaled(frame.shape[1], frame.shape[0]), "rescaled")
+            except CalibrationError as err:   # frames of another shape: it fits them nowhere
+                self.view_alert = {"code": "CALIBRATION_VIEW_CHANGED",
+                                   "message": f"the table calibration cannot be used: {err.message}; "
+                                              "calibrate the table again (companion calibrate table)"}
+                self.status = f"not reading: {self.view_alert['message']}"
+                log.warning("table vision: %s", self.status)
+                return []
         assert self.dice is not None
         state = self.state()
         if state.get("game") == "exact21" and self.learn_cups:
@@ -314,7 +370,7 @@ class TableVision:
             self.cups.draw(frame)
 
     def health(self) -> dict[str, Any]:
-        return {"status": self.status, "alert": self.cups_alert,
+        return {"status": self.status, "alert": self.view_alert or self.cups_alert,
                 "cups": getattr(self.cups, "status", None),
                 "dice": self.dice.status if self.dice else None,
                 "dice_last": self.dice.last_reason if self.dice else None}

@@ -130,9 +130,16 @@ class Service:
             self.table.notices.append(f"dice colour profiles: {err}; using the shipped defaults "
                                       "(companion calibrate colours to learn them again)")
             log.warning("%s", self.table.notices[-1])
-        vision = TableVision(self.table, calibration_file(self.config, "table"), profiles=profiles)
+        vision = TableVision(self.table, calibration_file(self.config, "table"), profiles=profiles,
+                             camera_view=self._camera_view)
         self.table.notices.extend(vision.notices)
         return [vision]
+
+    def _camera_view(self) -> Any:
+        """What the open camera's frames are taken under (None: no camera open, or it does not say)."""
+        live = getattr(self, "live", None)   # (asked from the loop, which runs once live exists)
+        camera = live.camera if live is not None else None
+        return camera.view() if camera is not None else None
 
     def start(self) -> None:
         if self.rendered is not None:

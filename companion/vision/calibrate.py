@@ -24,6 +24,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.hardware.sensor_modes import CameraView
 from companion.vision.layout import Layout, Slot
 from companion.vision.markers import (
     MARKER_NAMES,
@@ -77,6 +78,10 @@ class Calibration:
     view_plane: float | None = None
     # the layout (the cups' places) was written by a user (calibrate table --layout): kept as it is
     layout_given: bool = False
+    # what the frame was taken under (frame size, camera model, sensor mode and crop), as far as
+    # the camera said: the geometry holds only for frames that show the same part of the sensor.
+    # None: not known (a photo that does not say, a file from before it was kept)
+    made_under: CameraView | None = None
     _cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                                        compare=False)  # marker_cells(), once
 
@@ -127,7 +132,7 @@ class Calibration:
         return Calibration((width, height), S @ self.K, self.rvec, self.tvec, S @ self.homography,
                            {i: [c[0] * s, c[1] * s] for i, c in self.markers.items()}, self.marker_px * s,
                            self.layout, self.error_mm, self.slots, focal_from=self.focal_from,
-                           view_plane=self.view_plane, layout_given=self.layout_given)
+                           view_plane=self.view_plane, layout_given=self.layout_given, made_under=self.made_under)
 
     # --- the light's colour ------------------------------------------------------------------
     def paper_white(self, frame: np.ndarray) -> np.ndarray | None:
@@ -225,6 +230,7 @@ class Calibration:
                       for s in self.slots],
             **({"cups": {"learnt": True, "view_plane": self.view_plane}}
                if self.view_plane is not None else {}),
+            **({"made_under": self.made_under.to_dict()} if self.made_under is not None else {}),
         }
 
     @classmethod
@@ -260,7 +266,9 @@ class Calibration:
                        focal_from=str(cam.get("focal_from", "given")),
                        view_plane=None if plane is None else float(plane),
                        # (a file from before this field: a layout other than the default was a user's)
-                       layout_given=bool(data.get("layout_given", layout != Layout())))
+                       layout_given=bool(data.get("layout_given", layout != Layout())),
+                       # (missing or not understood: not known, which refuses nothing)
+                       made_under=CameraView.from_dict(data.get("made_under")))
         except (KeyError, TypeError, ValueError, IndexError) as err:
             why = f"no {err}" if isinstance(err, KeyError) else str(err)
             raise CalibrationError("BAD_FILE", f"not a table calibration ({why}): make one with "

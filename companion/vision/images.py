@@ -9,6 +9,7 @@ Codes: ``NOT_FOUND`` (no such file), ``NOT_A_FILE`` (a directory, say), ``NOT_RE
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -93,3 +94,47 @@ def has_colour(frame: np.ndarray) -> bool:
     sample = frame[::step, ::step]
     chroma = sample.max(axis=2) - sample.min(axis=2)  # uint8, max >= min: no wrap-around
     return np.count_nonzero(chroma >= 4) > 0.01 * chroma.size
+
+
+def red_blue_swapped(seen: str, or_else: str = "") -> str:
+    """The sentence that refuses a frame whose red and blue look swapped, after ``seen`` (what in
+    the frame says so); ``or_else``: another cause the caller cannot rule out. One wording for
+    ``calibrate colours`` (the dice), ``calibrate table`` and the service (the cups)."""
+    return (f"{seen}: the camera's red and blue are swapped (some Pi 5 kernels send the picture in the wrong "
+            f"colour order){', or ' + or_else if or_else else ''}. Look at the picture on /health (a red cup or "
+            "die must look red there), update the system or fix the camera, and calibrate again")
+
+
+NOTE = b"companion-camera "   # a JPEG comment (COM segment) that begins so holds a JSON object
+
+
+def jpeg_with_note(jpeg: bytes, note: dict) -> bytes:
+    """The JPEG with ``note`` in a comment segment after its start: what the camera was running
+    under when the frame was taken, carried by the frame itself (the running service's
+    ``/api/frame.jpg?raw=1``), so a calibration made from the file knows it. Decoders skip it."""
+    payload = NOTE + json.dumps(note, separators=(",", ":")).encode()
+    if not jpeg.startswith(b"\xff\xd8") or len(payload) + 2 > 0xFFFF:
+        return jpeg
+    return jpeg[:2] + b"\xff\xfe" + (len(payload) + 2).to_bytes(2, "big") + payload + jpeg[2:]
+
+
+def jpeg_note(data: bytes) -> dict | None:
+    """The note :func:`jpeg_with_note` put in a JPEG, or None (another file, a JPEG without one,
+    one rewritten by a program that drops comments)."""
+    if not data.startswith(b"\xff\xd8"):
+        return None
+    at = 2
+    while at + 4 <= len(data) and data[at] == 0xFF:
+        marker = data[at + 1]
+        if marker in (0xD9, 0xDA):   # the picture itself begins: no more segments
+            return None
+        length = int.from_bytes(data[at + 2:at + 4], "big")
+        body = data[at + 4:at + 2 + length]
+        if marker == 0xFE and body.startswith(NOTE):
+            try:
+                note = json.loads(body[len(NOTE):])
+            except (ValueError, UnicodeDecodeError):
+                return None
+            return note if isinstance(note, dict) else None
+        at += 2 + length
+    return None

@@ -13,7 +13,10 @@ On a Magyar or Español page the same visit reads every text a player sees (text
 placeholders, options): a word of the English catalogue that is not a word of the page's own
 catalogue, nor a player's name, is English left over ("1 or 11", "throw · side A") and fails. (A
 JSON example, the placeholder of Twenty One's own pad layout, is data whose keys are English by
-its format, and is not read.)
+its format, and is not read.) In every language, English too, a word of no sentence of the page's
+own catalogue (a player's name and a card aside) was written into the page or its script rather
+than taken from the catalogue (the PIN field's "OK", the QR codes' alternative text "QR") and
+fails. The controller is also checked as a phone without the PIN sees it, its PIN field shown.
 """
 
 from __future__ import annotations
@@ -177,6 +180,25 @@ def english_left(seen: list[str], lang: str) -> list[str]:
     return out
 
 
+CARD = re.compile(r"(A|ZB|I21|10|[2-9])B?K?")  # a Stack 21 card as written on a chip ("AB", "ZB")
+
+
+def unexplained(seen: list[str], lang: str) -> list[str]:
+    """The texts of a page in ``lang`` (English too) that hold a word of no sentence of its own
+    catalogue, a player's name and a card aside: a text written into a page or a script instead
+    of taken from the catalogue (the PIN field's "OK", the QR codes' alternative text "QR")."""
+    own = catalogue_words(lang)
+    out = []
+    for text in seen:
+        if text.startswith(("{", "[")) or CARD.fullmatch(text):  # a JSON example; a card
+            continue
+        left = sorted({w for w in WORD.findall(text) if w.lower() not in own
+                       and w.lower().removesuffix("'s") not in NAMES})  # "Ann's turn"
+        if left:
+            out.append(f"{'/'.join(left)} in {text[:80]!r}")
+    return out
+
+
 class Checker:
     """Opens each page in a phone, runs axe-core, records the result and a screenshot."""
 
@@ -200,7 +222,9 @@ class Checker:
             page.add_script_tag(content=self.axe)
             found = page.evaluate(RUN_AXE)
             short = page.evaluate(SHORT_TEXT, found["short"])
-            english = english_left(page.evaluate(SEEN), self.lang) if self.lang != "en" else []
+            seen = page.evaluate(SEEN)
+            english = english_left(seen, self.lang) if self.lang != "en" else []
+            stray = unexplained(seen, self.lang)
             page.screenshot(path=str(PAGE_SHOTS / self.lang / f"{key}.png"), full_page=True)
         finally:
             page.context.close()
@@ -214,9 +238,12 @@ class Checker:
                   # of those, the short texts below their contrast by the test's own measure: counted as serious
                   "short_text_contrast": short,
                   # on a Magyar or Español page: texts holding English words left over (fail)
-                  "english_left": english}
+                  "english_left": english,
+                  # in any language: texts holding a word of none of the page's catalogue (fail)
+                  "not_from_catalogue": stray}
         (OUT / self.lang / f"{key}.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-        self.summary[key] = {**counts, "short_text_contrast": len(short), "english_left": len(english)}
+        self.summary[key] = {**counts, "short_text_contrast": len(short), "english_left": len(english),
+                             "not_from_catalogue": len(stray)}
         for v in violations:
             if v["impact"] in FAILING:
                 where = "; ".join(f"{e['target']} ({e['summary'].splitlines()[-1] if e['summary'] else ''})"
@@ -224,6 +251,8 @@ class Checker:
                 self.failing.append(f"{self.lang} {key}: {v['impact']} {v['id']} x{v['nodes']}: {where}")
         if english:
             self.failing.append(f"{self.lang} {key}: English left: " + "; ".join(english[:3]))
+        if stray:
+            self.failing.append(f"{self.lang} {key}: not from the catalogue: " + "; ".join(stray[:3]))
         if short:
             where = "; ".join(f"{e['target']} '{e['text']}' {e['ratio']}:1 < {e['need']}:1 at {e['px']}px" for e in short[:3])
             self.failing.append(f"{self.lang} {key}: serious short-text contrast x{len(short)}: {where}")
@@ -260,6 +289,10 @@ def test_every_page_passes_axe_core_at_phone_size(browser, server, lang, locale)
             page.wait_for_selector("#game")
             page.select_option("#game", name)
         checker.check(f"setup-{name}", "/setup", lambda page: page.wait_for_selector("#who :is(input, textarea)"), choose)
+    # the controller as a phone without the PIN sees it once a change is refused for it: the PIN
+    # field and its button (the page served to the Pi's own screen, on loopback, knows the PIN)
+    checker.check("controller-pin", "/controller", lambda page: page.wait_for_selector("#login:not([hidden])"),
+                  lambda page: page.evaluate("() => { C.pin = null; C.onPinNeeded(); }"))
     checker.check("history", "/history", lambda page: page.wait_for_selector("#chart:not([hidden]) svg"))
     checker.check("players", "/players", lambda page: page.wait_for_selector("#people .person"))
     checker.check("camera", "/health", lambda page: page.wait_for_selector("#health > *"))

@@ -365,10 +365,10 @@ def _swapped_set_up(frame: np.ndarray, focal: float | None, as_sent: str) -> Cal
     the wrong order (some Pi 5 kernels did) turns red cups blue and blue ones red, which still
     adds up, but yellow ones cyan, a colour no cup has: read as sent, such a set-up has no
     yellow cups, or too many blue or green ones. Read with channels 0 and 2 exchanged it is whole
-    again. That it is, to the stricter test, is the evidence: the frame of a real table read
-    that way has cyan cups in place of its yellow ones and never made a whole set-up (0 of 565
-    rendered tables, figures in docs/figures.md). The markers' black and white paper cannot
-    tell either way. ``as_sent``: what the frame as sent gave, for the sentence."""
+    again. That it is, to the stricter test, is the evidence: a frame sent right, read that
+    way, has cyan cups in place of its yellow ones, and none of 591 rendered and drawn tables
+    made a whole set-up so (docs/figures.md, "The colour-order check"). The markers' black and
+    white paper cannot tell either way. ``as_sent``: what the frame as sent gave, for the sentence."""
     try:
         cal = _learn(np.ascontiguousarray(frame[..., ::-1]), focal)
     except CalibrationError:

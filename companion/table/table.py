@@ -647,8 +647,10 @@ def _check_names(event: Mapping[str, Any]) -> None:
                 names.append(item)
     for name in names:
         if isinstance(name, str) and len(name) > MAX_NAME:
+            # args: a phone says it in its own language (rule_BAD_VALUE@length,most,name)
             raise RuleError("BAD_VALUE", f"a name may have at most {MAX_NAME} characters; "
-                                         f"'{name[:20]}…' has {len(name)}")
+                                         f"'{name[:20]}…' has {len(name)}",
+                            {"name": name[:20] + "…", "length": len(name), "most": MAX_NAME})
 
 
 def _plain(event: Mapping[str, Any]) -> dict[str, Any]:

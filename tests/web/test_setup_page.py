@@ -111,3 +111,42 @@ def test_stack21_keeps_its_deck_settings_under_more_options_and_no_rule_is_cut(b
     first = get(server.port, f"/api/games/{state['game_id']}/log.jsonl")[0]
     assert first["options"] == {"decks": 3, "face_cards": "remove", "stock_exhausted": "void_round"}, first
     assert errors == []
+
+
+LONG = "Maximilianusbartholomeusfriedrichwilhelmx"  # 41 characters, one word
+assert len(LONG) == 41
+
+
+@pytest.mark.parametrize("lang,locale", LANGS)
+def test_a_name_over_40_characters_is_refused_on_the_page_in_its_language(browser, server, lang, locale):
+    """A player's or a side's name of 41 characters: Start says, in the page's language, that a
+    name may have at most 40 characters and which one has more; no game starts and the page
+    stays, what was typed still in its fields."""
+    t = texts(lang)
+    said = t["rule_BAD_VALUE@length,most,name"].replace("{most}", "40").replace("{length}", "41") \
+        .replace("{name}", LONG[:20] + "…")
+    errors: list[str] = []
+    setup = phone(browser, f"{server.url}/setup?lang={lang}", errors, locale)
+    setup.wait_for_selector("input[name=side0]")
+    for game, field in (("exactly", "textarea[name=players]"), ("exact21", "input[name=side1]")):
+        setup.select_option("#game", game)
+        if game == "exact21":
+            setup.fill("textarea[name=players0]", "Ann")
+            setup.fill("textarea[name=players1]", "Zsófia")
+            setup.fill(field, LONG)
+        else:
+            setup.fill(field, "Ann\n" + LONG)
+        setup.click("button[type=submit]")
+        setup.wait_for_function("(t) => { const n = document.querySelector('#toast');"
+                                " return n && !n.hidden && n.textContent.includes(t); }", arg=said, timeout=5000)
+        toast = setup.inner_text("#toast")
+        assert toast == t["error"] + ": " + said, (lang, game, toast)
+        assert get(server.port, "/api/state")["game"] is None, "no game started"
+        assert setup.url.endswith(f"/setup?lang={lang}")
+        assert LONG in setup.input_value(field)
+        assert not setup.evaluate(TOO_WIDE)
+        if game == "exactly":
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            setup.screenshot(path=str(SHOTS / f"setup-name-too-long-{lang}.png"))
+        setup.evaluate("document.getElementById('toast').hidden = true")
+    assert errors == []

@@ -272,7 +272,7 @@ class Live:
                 return None
             # the camera's model, sensor mode and crop go with the frame: a calibration made from
             # it keeps them, and the service will not use it under another mode
-            view = self.camera.view() if self.camera is not None else None
+            view = self.camera.view() if hasattr(self.camera, "view") else None   # (a stand-in camera may not say)
             if view is not None and view.frame == (frame.shape[1], frame.shape[0]):
                 return jpeg_with_note(buf.tobytes(), view.to_dict())
             return buf.tobytes()

@@ -248,3 +248,24 @@ def test_a_frame_taken_from_the_service_tells_calibrate_table_what_it_was_taken_
     assert main(["calibrate", "table", str(tmp_path / "photo.png"), "--out", str(out)]) == 0
     assert "made under: 1280x720 frames, the camera's sensor mode not known" in capsys.readouterr().out
     assert Calibration.load(out).made_under == CameraView(frame=(1280, 720))
+
+
+def test_frames_of_another_shape_through_an_older_calibration_are_refused_in_words_not_a_traceback(tmp_path: Path):
+    """A table.json from before the camera view was kept says nothing of it; frames of another
+    shape than it was made on (width and height changed in companion.toml) still cannot be read
+    through it: the same alert, and the loop's processor does not raise at every frame."""
+    from companion.live.pipeline import TableVision
+    from companion.table import Table
+
+    calibrate(TABLE).save(tmp_path / "table.json")   # made_under not kept: as every older file
+    table = Table(tmp_path / "table.sqlite")
+    try:
+        vision = TableVision(table, tmp_path / "table.json")
+        taller = cv2.resize(TABLE, (1280, 960))
+        assert vision.feed(taller, 0.0) == [] and vision.feed(taller, 0.1) == []
+        alert = vision.health()["alert"]
+        assert alert["code"] == "CALIBRATION_VIEW_CHANGED"
+        assert "frames are 1280×960, calibrated for 1280×720" in alert["message"]
+        assert "calibrate the table again (companion calibrate table)" in alert["message"]
+    finally:
+        table.close()

@@ -207,9 +207,9 @@ def test_stack21_S3_S5_S6_S7_S8_S9_played_on_the_controller(browser, server):
     read "5 or 15"."""
     errors: list[str] = []
     board, ctl = start(browser, server, errors, "stack21", "Ann\nBea")
-    deal = ctl.locator(".s21-deal")
+    deal = ctl.locator(".s21-deal-hands")  # in the page; the dealer and the virtual deck in the dock
     deal.locator("summary").click()
-    assert deal.locator("select[name=dealer]").input_value() == "Bea"
+    assert ctl.locator("#dock .s21-deal select[name=dealer]").input_value() == "Bea"
     deal.locator("input[name=hand_Ann]").fill("a 6 10")
     deal.locator("input[name=hand_Bea]").fill("5 5 8 2")
     deal.locator("input[name=upcard]").fill("A")

@@ -148,7 +148,7 @@ def test_stack21_first_turn_heading_offers_only_keep(browser, server):
     "keep the card", and "keep or give" once a give is allowed."""
     errors: list[str] = []
     board, ctl = start_on_setup(browser, server, errors, "stack21", "Ann\nBea")
-    deal = ctl.locator(".s21-deal")
+    deal = ctl.locator(".s21-deal-hands")  # dealing by typed hands: in the page
     deal.locator("summary").click()
     deal.locator("input[name=hand_Ann]").fill("a 6 10 9")
     deal.locator("input[name=hand_Bea]").fill("5 5 8 2")

@@ -4,7 +4,8 @@ player never scrolls to act. For each game, at the top of the page and at its en
 action button is inside the window and a tap at its centre lands on it (nothing covers it); and
 tapped, it acts. The main actions: 21 Exact's six throw buttons; Twenty One's typed roll and its
 Roll button, then each waiting player's six dice, Enter and Strike; exactly's six faces, then its
-moves; Stack 21's draw, then the stacks to keep the card on or give it to. Screenshots go to
+moves; Stack 21's deal of a virtual deck between rounds, its draw, then the stacks to keep the
+card on or give it to. Screenshots go to
 ``test-output/screenshots/``. In English, Magyar and Español: no label is cut or wider than the
 screen in any of them.
 
@@ -176,7 +177,12 @@ def test_stack_21_draw_and_stacks_are_under_the_thumb(browser, server, lang):
     errors: list[str] = []
     ctl = controller(browser, server, errors, lang)
     state = shown(ctl, server)
-    ctl.click("button[data-virtual-deal]")  # a round's deal: once a round, in the page
+    # a round's deal (a virtual deck): in the dock too, the page's own fields (hands typed in,
+    # a round's result) below it in the page
+    assert out_of_reach(ctl, "#dock button[data-virtual-deal]") == []
+    assert ctl.evaluate(SMALL) == []
+    shot(ctl, f"stack21-deal-{lang}")
+    ctl.click("#dock button[data-virtual-deal]")
     state = moved(ctl, server, state)
     assert ctl.evaluate("document.documentElement.scrollHeight") > PHONE["height"], "the stacks go on below"
     assert out_of_reach(ctl, '#dock button[data-action="draw"]') == []

@@ -176,11 +176,13 @@
     const dealer = d.next_dealer || state.detail.to_act_player || null;
     const dealerPick = dealer ? null : el("select", {name: "dealer"}, ...allPlayers(state).map((p, i, all) => el("option", {value: p, selected: i === all.length - 1}, p)));
     const who = () => dealer || dealerPick.value;
-    const box = el("div", {class: "card s21-deal"}, el("div", {class: "who"}, tr("s21_deal_title", {n: d.round + 1})),
+    // the deal of a virtual deck, a round's first tap, sits in the dock under the thumb; dealing
+    // by typed hands (a table with its own cards) stays in the page
+    const dock = C.dock(el("div", {class: "card s21-deal"}, el("div", {class: "who"}, tr("s21_deal_title", {n: d.round + 1})),
       dealerPick ? el("label", {}, tr("s21_dealer_pick"), dealerPick) : el("div", {class: "dim"}, tr("s21_dealer", {name: dealer})),
       el("button", {type: "button", class: "primary big", "data-virtual-deal": "1",
         // no seed: the table draws it, so that no phone knows the stock (EVENTS.md, deal.seed)
-        onclick: () => C.send({type: "deal", dealer: who()})}, tr("s21_virtual_deal")));
+        onclick: () => C.send({type: "deal", dealer: who()})}, tr("s21_virtual_deal"))));
     const form = el("form", {class: "s21-hands"});
     for (const p of allPlayers(state))
       form.appendChild(el("label", {}, tr("s21_hand_of", {name: p}), el("input", {name: "hand_" + p, autocapitalize: "characters",
@@ -196,8 +198,7 @@
       if (f.stock.value.trim()) event.stock = cardsOf(f.stock.value);
       C.send(event);
     });
-    box.appendChild(el("details", {class: "s21-more"}, el("summary", {}, tr("s21_deal_hands")), form));
-    return box;
+    return [el("details", {class: "card s21-more s21-deal-hands"}, el("summary", {}, tr("s21_deal_hands")), form), dock];
   }
 
   // Every player in seat order (with teams, ``players`` are the teams: seats 1+3 and 2+4).
@@ -313,8 +314,8 @@
     if (state.finished) return;
     const d = state.detail || {};
     if (d.phase === "deal") {
-      root.appendChild(dealCard(state));
-      root.appendChild(roundResultCard(state));
+      const [byHands, dock] = dealCard(state);
+      root.append(byHands, roundResultCard(state), dock);
       return;
     }
     turnControls(state, root);

@@ -27,6 +27,8 @@ from companion.vision.calibrate import Calibration, CameraMoved
 from companion.vision.cups.net import reader_for
 from companion.vision.cups.reader import BALL_FRACTION, CupSeen
 
+ANY = "*"   # the tally's key for a side's turned cups of any colour
+
 # this many cups out of sight together (seen in the last 3 s) is something big over the table
 CROWD = 3
 
@@ -75,6 +77,8 @@ class CupWatch:
         self._turned_base: dict[tuple[str, str], int] = {}
         self._turned_runs: dict[tuple[str, str], tuple[int, int]] = {}
         self._home = {s.name: (s.x, s.y) for s in self.cal.slots}
+        self._closer_base: dict[str, int | None] = {}
+        self._reach = max(0.5 * self.cal.layout.rim_d, 35.0)   # a cup's own place (NetCupReader.read)
 
     # -------------------------------------------------------------------------------------
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
@@ -103,9 +107,11 @@ class CupWatch:
                 self.tracked = [Tracked(c.side, c.cup, c.x, c.y, c.slot, t, ball_last=t if c.ball >= BALL_FRACTION else None,
                                         ball_blind=c.ball >= BALL_FRACTION) for c in reading.cups]
                 self._started = True
+                closer = self.reader.second_look(frame)
+                self._closer_base = {side: self._turned_on(side, closer) for side in ("A", "B")}
                 self.status = f"watching {len(self.tracked)} cups"
                 return []
-            return self._update(reading.cups, t)
+            return self._update(reading.cups, t, frame)
         finally:
             self.frame_ms.append((time.perf_counter() - t0) * 1000)
 
@@ -130,7 +136,7 @@ class CupWatch:
         return self.moved
 
     # -------------------------------------------------------------------------------------
-    def _update(self, seen: list[CupSeen], t: float) -> list[Proposed]:
+    def _update(self, seen: list[CupSeen], t: float, frame: np.ndarray) -> list[Proposed]:
         out: list[Proposed] = []
         labels = self.reader.last_labels
         free = list(seen)
@@ -175,12 +181,19 @@ class CupWatch:
             k.clean_since = t if k.clean_since is None else k.clean_since
             k.clean_frames += 1
             if t - k.clean_since >= self.gone_s and k.clean_frames >= 3:
+                closer = self.reader.second_look(frame)
+                if closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self._reach for c in closer.cups):
+                    # the closer look sees a cup standing there (the quick one missed it): wait
+                    k.clean_since, k.clean_frames = None, 0
+                    continue
                 self.tracked.remove(k)
                 others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now and o.cup == k.cup]
-                if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None:
+                if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None \
+                        or (closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self._reach
+                                                       for c in closer.upside_down)):
                     self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
                     continue
-                if self._to_tally(k.side, k.cup):
+                if self._to_tally(k.side, k.cup) or self._closer_tally(k.side, closer):
                     self.log.append({"t": t, "slot": k.slot, "what": "cup turned over for the tally: not an event"})
                     continue
                 if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
@@ -208,7 +221,10 @@ class CupWatch:
         now: dict[tuple[str, str], int] = {}
         for c in turned:
             now[(c.side, c.cup)] = now.get((c.side, c.cup), 0) + 1
-        for key in set(now) | set(self._turned_runs) | set(self._turned_base):
+            now[(c.side, ANY)] = now.get((c.side, ANY), 0) + 1
+        # (none turned is a count too: a side's first tally cup must not become its base)
+        sides = {(k.side, k.cup) for k in self.tracked} | {(k.side, ANY) for k in self.tracked}
+        for key in set(now) | set(self._turned_runs) | set(self._turned_base) | sides:
             n = now.get(key, 0)
             last, run = self._turned_runs.get(key, (n, 0))
             run = run + 1 if n == last else 1
@@ -218,15 +234,36 @@ class CupWatch:
 
     def _to_tally(self, side: str, cup: str) -> bool:
         """A cup of this side and colour just left its place: it went to the silver tally (a
-        throw already proposed for the silver cup) where one more cup of its colour now stands
-        turned over on its side than before."""
+        throw already proposed for the silver cup) where one more cup of its colour, or of any
+        colour, now stands turned over on its side than before."""
         if not self.reader.sees_turned:
             return False
-        key = (side, cup)
-        n = self._turned_runs.get(key, (0, 0))[0]
-        if n > self._turned_base.get(key, 0):
-            self._turned_base[key] = n
+        # its colour first; else any colour: a cup seen from its bottom under a coloured light
+        # is named less surely than one standing (a yellow tally cup read green, rendered)
+        for key in ((side, cup), (side, ANY)):
+            n = self._turned_runs.get(key, (0, 0))[0]
+            if n > self._turned_base.get(key, 0):
+                self._turned_base[key] = n
+                both = (side, ANY)   # one more turned cup of the side, whichever key said so
+                self._turned_base[both] = max(self._turned_base.get(both, 0), self._turned_runs.get(both, (0, 0))[0])
+                return True
+        return False
+
+    @staticmethod
+    def _turned_on(side: str, closer) -> int | None:
+        return None if closer is None else sum(c.side == side for c in closer.upside_down)
+
+    def _closer_tally(self, side: str, closer) -> bool:
+        """The closer look sees more cups of this side turned over than when the watch began (or
+        than at its last tally cup): the cup that left went to the tally. The quick look misses a
+        tally cup more often (a yellow one under a spot lamp, rendered), the closer one sees it."""
+        n, base = self._turned_on(side, closer), self._closer_base.get(side)
+        if n is None or base is None:
+            return False
+        if n > base:
+            self._closer_base[side] = n
             return True
+        self._closer_base[side] = n   # (fewer: a tally cup taken away or hidden)
         return False
 
     def _neighbour_hidden(self, k: Tracked, hidden: list[Tracked]) -> bool:

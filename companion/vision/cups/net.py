@@ -42,6 +42,7 @@ OFF_TABLE_MM = 60.0      # a cup standing this far outside the markers' rectangl
 BARE_EXPLAINED = 0.5     # a place with no cup found and this share of its colours explained is bare
 JUDGE_FLOOR = 0.1        # with the judge (judge.py), the finder's peaks this high are looked at again
 JUDGE_SURE = 0.9         # and a place the judge is this sure holds a cup is one (best on validation renders)
+BALL_LOOK = 0.4          # live, a ball the finder sees (SURE) has the judge look at that cup
 BALL_SURE = 0.85         # the judge's ball probability that is a ball (validation renders: as many found, fewer false)
 KIND_EPS, KIND_WEIGHT = 0.05, 2   # how the finder's heat of each kind weighs in the judge's choice (validation)
 ENGINE = cv2.dnn.ENGINE_CLASSIC
@@ -286,8 +287,8 @@ class NetCupReader(CupReader):
         t0 = time.perf_counter()
         view, self.last_labels, self._value = self.labelled(frame)
         L = self.layout
-        # the finder alone (no cal: no judge): with the judge the rendered live sequences gained
-        # nothing and a look cost more (models/cup-judge.md, "Live")
+        # the finder alone (no cal: no judge): judging every place cost 35-100 ms more a look and
+        # gained no throw on the rendered live sequences (models/cup-judge.md, "Live")
         found = finder().find(frame, self.cal.homography, L.table_w, L.table_h)
         self.last_found = found
         standing = [f for f in found if f.kind == "standing"]
@@ -295,15 +296,35 @@ class NetCupReader(CupReader):
         out = Reading()
         for s in self.cal.slots:
             at = (hints or {}).get(s.name, (s.x, s.y))
-            near = [f for f in standing if f.cup == s.cup and math.hypot(f.x - at[0], f.y - at[1]) < reach]
+            # whatever colour the finder names it: the slot's cup was learnt by the judge, and a
+            # cup does not change places (a neighbour stands a rim away, farther than reach)
+            near = [f for f in standing if math.hypot(f.x - at[0], f.y - at[1]) < reach]
             if near:
                 f = min(near, key=lambda f: math.hypot(f.x - at[0], f.y - at[1]))
                 standing.remove(f)
                 out.cups.append(CupSeen(s.side, s.cup, f.x, f.y, [], surety(f.score), s.name))
-        for b in (f for f in found if f.kind == "ball"):
+        judge = finder().judge
+        if judge is None:
+            balls = [f for f in found if f.kind == "ball"]
+        else:   # where the finder's ball map shows even a little, and on each silver cup
+            balls = [f for f in peaks(finder().last_heat, BALL_LOOK) if f.kind == "ball"]
+        ask = []
+        for b in balls:
             near = [c for c in out.cups if math.hypot(c.x - b.x, c.y - b.y) < 45.0]
             if near:
-                min(near, key=lambda c: math.hypot(c.x - b.x, c.y - b.y)).ball = 1.0
+                cup = min(near, key=lambda c: math.hypot(c.x - b.x, c.y - b.y))
+                if judge is None:
+                    cup.ball = 1.0
+                elif cup not in ask:
+                    ask.append(cup)
+        if judge is not None:
+            # the judge says whether a ball rests there (a patch a cup, ~1 ms): the finder alone
+            # proposed balls in the wrong cup, in a metal cup's shine, and missed one on a silver
+            # cup's metal (rendered live sequences, models/cup-judge.md "Live")
+            ask += [c for c in out.cups if c.cup == "silver" and c not in ask]
+            _, sure = judge.judge(frame, self.cal, [(c.x, c.y) for c in ask])
+            for c, b in zip(ask, sure, strict=True):
+                c.ball = 1.0 if b >= BALL_SURE else 0.0
         if turned:   # (on the side where each stands, none off the table: as in a photo)
             eye = (-self.cal.R.T @ self.cal.tvec).ravel()
             out.upside_down = reading([f for f in found if f.kind == "turned"], eye, L.table_w, L.table_h).upside_down
@@ -313,6 +334,20 @@ class NetCupReader(CupReader):
         out.ms = (time.perf_counter() - t0) * 1000
         self.last_view = view
         return out
+
+    def second_look(self, frame: np.ndarray) -> Reading | None:
+        """The frame read as a photo is: every place the finder is a little sure of judged up
+        close by the cup judge (:meth:`CupFinder.find` with the calibration), each cup on the
+        side where it stands. ~50-100 ms here, so the watch asks only when it is about to call a
+        cup gone; the last frame's look is kept (one look serves every cup gone in it)."""
+        if finder().judge is None:
+            return None
+        if getattr(self, "_second", (None, None))[0] is not frame:
+            L = self.layout
+            found = finder().find(frame, self.cal.homography, L.table_w, L.table_h, cal=self.cal)
+            eye = (-self.cal.R.T @ self.cal.tvec).ravel()
+            self._second = (frame, reading(found, eye, L.table_w, L.table_h))
+        return self._second[1]
 
     def clean(self, labels: np.ndarray, x: float, y: float) -> float:
         """A place the network sees no cup at, whose colours are mostly explained (bare table, a

@@ -518,6 +518,11 @@ class CupReader:
             white &= brighter
         return ((lab == ORANGE) | white).mean(axis=1)
 
+    def second_look(self, frame: np.ndarray) -> Reading | None:
+        """A closer, costlier reading of the whole frame for the watch's rare decisions (a cup
+        gone, a tally grown), or None where this reader has none."""
+        return None
+
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,
                   upright: list[tuple[float, float]] | None = None) -> tuple[float, float, float] | None:
         """A cup of this colour standing upside down within ``radius`` of ``around``, not the wall

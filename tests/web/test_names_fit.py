@@ -67,3 +67,29 @@ def test_names_keep_their_words_whole_on_the_boards_in_play(browser, server, nam
             page.screenshot(path=str(SHOTS / f"{name}-names-{lang}.png"), full_page=True)
         page.context.close()
     assert errors == []
+
+
+@pytest.mark.parametrize("lang,locale", LANGS)
+def test_stack21_between_rounds_with_a_long_dealer_fits_the_controller(browser, server, lang, locale):
+    """Between two rounds of Stack 21 the controller shows the deal (in the dock: who deals) and,
+    in the page, the typed hands ("<name>'s four cards") and the round's result per player: with
+    a 40-letter one-word name dealing next, nothing is wider than the phone."""
+    new_game = GAMES["stack21"]
+    state = post(server.port, "/api/games", new_game)
+    for event in finishing_events(new_game):
+        state = post(server.port, "/api/events", event)
+        if state["detail"].get("phase") == "deal" and state["detail"].get("next_dealer") == WORD:
+            break
+    else:
+        raise AssertionError("no deal of the long name's before the game ended")
+    errors: list[str] = []
+    page = phone(browser, f"{server.url}/controller?lang={lang}#pin={PIN}", errors, locale)
+    page.wait_for_function(f"document.body.dataset.version === '{state['version']}'")
+    page.wait_for_selector("#dock button[data-virtual-deal]")
+    for box in (".s21-deal-hands", ".s21-more:has(.s21-result)"):
+        page.click(f"{box} summary")
+    found = page.evaluate(NAMES, list(SHORT))
+    assert not found["out"], (lang, found["out"])
+    assert not page.evaluate(TOO_WIDE), lang
+    page.context.close()
+    assert errors == []

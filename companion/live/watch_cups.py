@@ -28,6 +28,7 @@ from companion.vision.cups.net import reader_for
 from companion.vision.cups.reader import BALL_FRACTION, CupSeen
 
 ANY = "*"   # the tally's key for a side's turned cups of any colour
+CLOSER_AGAIN_S = 2.0   # a cup the closer look still saw standing is not looked at again sooner
 
 # this many cups out of sight together (seen in the last 3 s) is something big over the table
 CROWD = 3
@@ -183,8 +184,10 @@ class CupWatch:
             if t - k.clean_since >= self.gone_s and k.clean_frames >= 3:
                 closer = self.reader.second_look(frame)
                 if closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self._reach for c in closer.cups):
-                    # the closer look sees a cup standing there (the quick one missed it): wait
-                    k.clean_since, k.clean_frames = None, 0
+                    # the closer look sees a cup standing there (the quick one missed it): wait,
+                    # and ask again only after CLOSER_AGAIN_S (a cup the quick look never sees
+                    # would cost a closer look every half second)
+                    k.clean_since, k.clean_frames = t + CLOSER_AGAIN_S, 0
                     continue
                 self.tracked.remove(k)
                 others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now and o.cup == k.cup]

@@ -14,13 +14,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.hardware.sensor_modes import CameraView
 from companion.vision.calibrate import DEFAULT_FOCAL_1280, CalibrationError, calibrate, overlay
 from companion.vision.cups.discover import calibrate_markers, learn
 from companion.vision.cups.net import CupFinder
 from companion.vision.images import ImageError, jpeg_note, load_image
 from companion.vision.layout import CUPS, Layout
 from companion.vision.markers import DPI, sheet_pages
+from companion.vision.view import CameraView
 
 
 def pdf_bytes(pages: list[np.ndarray], dpi: int = DPI) -> bytes:

@@ -41,9 +41,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.hardware.sensor_modes import DEFAULT, CameraView, SensorChoice, SensorModeError
+from companion.hardware.sensor_modes import DEFAULT, SensorChoice, SensorModeError
 from companion.hardware.sensor_modes import choose as choose_sensor_mode
 from companion.hardware.sensor_modes import parse as parse_sensor_mode
+from companion.vision.view import CameraView
 
 log = logging.getLogger(__name__)
 

@@ -28,12 +28,12 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.hardware.sensor_modes import CameraView, view_change
 from companion.live.proposals import DieReading, dice_event
 from companion.live.watch import Proposed
 from companion.table import Table
 from companion.vision.calibrate import Calibration, CalibrationError, calibrate
 from companion.vision.cups.discover import calibrate_markers
+from companion.vision.view import CameraView, view_change
 
 log = logging.getLogger(__name__)
 

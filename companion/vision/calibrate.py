@@ -24,7 +24,6 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.hardware.sensor_modes import CameraView
 from companion.vision.layout import Layout, Slot
 from companion.vision.markers import (
     MARKER_NAMES,
@@ -37,6 +36,7 @@ from companion.vision.markers import (
     marker_name,
     marker_table_points,
 )
+from companion.vision.view import CameraView
 
 DEFAULT_FOCAL_1280 = 985.0   # px for a 1280-wide frame: ~66° horizontal field (Pi Camera Module 3)
 VERSION = 1

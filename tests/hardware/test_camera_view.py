@@ -21,13 +21,14 @@ import pytest
 
 from companion.cli import main
 from companion.config import load
-from companion.hardware.sensor_modes import CameraView, choose, view_change
+from companion.hardware.sensor_modes import choose
 from companion.live.camera import Picamera2Source
 from companion.live.service import Service
 from companion.sim.render import Look, Renderer, Scene, full_table
 from companion.vision.calibrate import Calibration, calibrate
 from companion.vision.images import jpeg_note
 from companion.vision.layout import Layout
+from companion.vision.view import CameraView, view_change
 from tests.hardware.test_sensor_modes import IMX219, IMX708
 from tests.live.test_camera_controls import StandInPicamera2, picam, settings  # noqa: F401 (picam: a fixture)
 

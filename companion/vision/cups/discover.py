@@ -333,8 +333,7 @@ def _learn(frame: np.ndarray, focal: float | None) -> Calibration:
         raise CalibrationError("NO_CUPS", "no cup seen on the table")
     problems = setup_problems(cal.slots)
     if problems:
-        raise CalibrationError("CUPS_NOT_FOUND", "; ".join(problems) + ": stand every cup as at the start of a "
-                               "game, keep hands and the balls off the table, and calibrate again")
+        raise CalibrationError("CUPS_NOT_FOUND", "; ".join(problems) + ": " + STAND_EVERY_CUP)
     return cal
 
 
@@ -382,6 +381,9 @@ def _swapped_set_up(frame: np.ndarray, focal: float | None, as_sent: str) -> Cal
         f"then; {as_sent.rstrip('.')})"))
 
 
+STAND_EVERY_CUP = "stand every cup as at the start of a game, keep hands and the balls off the table, and calibrate again"
+
+
 # Learning a set-up from the network's finds (see _learnt_by_network): a cup is taken down to
 # LEARN_LOW where the other side has one as sure; one as sure as LEARN_EXTRA with no counterpart
 # on the other side is a cup the set-up lacks there (or something else): refused. The surety is
@@ -422,15 +424,41 @@ def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
     found = reading(finds, eye, width, depth)
     _one_silver_a_side(found, cupfinder, eye, width, depth)
     kept = [c for c in found.cups if c.cup == "silver"]
+    # how sure of each: the judge's, and among places it is as sure of (a bare cloth of a cup's
+    # colour can look to it as sure as a cup), the finder's, which saw the table round them
+    finder_sure = {(f.x, f.y): float(f.kinds.max()) for f in finds if f.kinds is not None}
+    mine, pairs = {}, {}
     for colour in COLOURS:
-        mine = {side: sorted((c for c in found.cups if c.cup == colour and c.side == side), key=lambda c: -c.score)
-                for side in ("A", "B")}
+        mine[colour] = {side: sorted((c for c in found.cups if c.cup == colour and c.side == side),
+                                     key=lambda c: -(c.score + finder_sure.get((c.x, c.y), 0.0)))
+                        for side in ("A", "B")}
         n = 0
-        while n < min(len(mine["A"]), len(mine["B"])) and min(mine["A"][n].score, mine["B"][n].score) >= low:
+        while n < min(len(mine[colour]["A"]), len(mine[colour]["B"])) \
+                and min(mine[colour]["A"][n].score, mine[colour]["B"][n].score) >= low:
             n += 1
+        pairs[colour] = n
+    # every colour stands the same number of cups a side (a row each: RULES.md, four): with the
+    # judge, that number is the one most colours agree on (the most among equals: a set-up short
+    # of cups is then refused, never learnt half); a colour with more pairs has found a
+    # cup-coloured cloth or die, one with fewer lacks cups
+    rows = max(Counter(pairs.values()).most_common(), key=lambda kv: (kv[1], kv[0]))[0] \
+        if cupfinder.judge is not None else None
+    for colour in COLOURS:
+        n = pairs[colour] if rows is None else min(pairs[colour], rows)
         for side in ("A", "B"):
-            kept += mine[side][:n]
-            kept += [c for c in mine[side][n:] if c.score >= extra]   # (the check then refuses)
+            kept += mine[colour][side][:n]
+            if rows is None or n < rows:
+                kept += [c for c in mine[colour][side][n:] if c.score >= extra]   # (the check then refuses)
+    def has(side: str, colour: str) -> int:
+        return sum(c.score >= low for c in mine[colour][side])
+
+    short = [] if rows is None else [
+        f"side {side}: {has(side, colour)} of {rows} {colour} cups found "
+        + (f"(side {other} has {rows})" if has(other, colour) >= rows else f"(the other colours have {rows})")
+        for colour in COLOURS for side, other in (("A", "B"), ("B", "A"))
+        if pairs[colour] < rows and has(side, colour) < rows]
+    if short:
+        raise CalibrationError("CUPS_NOT_FOUND", "; ".join(short) + ": " + STAND_EVERY_CUP)
     count: Counter[tuple[str, str]] = Counter()
     slots = []
     for c in sorted(kept, key=lambda c: (c.side, c.cup, -c.y, c.x)):

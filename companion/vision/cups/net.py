@@ -132,7 +132,7 @@ class CupFinder:
             # place up close); whether a cup at all: the judge's
             k = int(np.argmax(p[1:] * (f.kinds[JUDGE_ORDER] + KIND_EPS) ** KIND_WEIGHT)) + 1
             what, cup = JUDGE_CLASSES[k].split(".")
-            out.append(Found(what, cup, f.x, f.y, float(1.0 - p[0])))
+            out.append(Found(what, cup, f.x, f.y, float(1.0 - p[0]), f.kinds))
             if what == "standing" and b >= BALL_SURE:
                 out.append(Found("ball", "", f.x, f.y, float(b)))
         return out
@@ -322,9 +322,18 @@ class NetCupReader(CupReader):
             # proposed balls in the wrong cup, in a metal cup's shine, and missed one on a silver
             # cup's metal (rendered live sequences, models/cup-judge.md "Live")
             ask += [c for c in out.cups if c.cup == "silver" and c not in ask]
-            _, sure = judge.judge(frame, self.cal, [(c.x, c.y) for c in ask])
-            for c, b in zip(ask, sure, strict=True):
+            # a silver cup the finder did not see (a ball on its metal changes its look): the
+            # judge looks at its place too, and a cup it sees there is the silver cup
+            seen = {c.slot for c in out.cups}
+            unseen = [CupSeen(s.side, s.cup, s.x, s.y, [], 0.0, s.name) for s in self.cal.slots
+                      if s.cup == "silver" and s.name not in seen]
+            probs, sure = judge.judge(frame, self.cal, [(c.x, c.y) for c in ask + unseen])
+            for c, p, b in zip(ask + unseen, probs, sure, strict=True):
                 c.ball = 1.0 if b >= BALL_SURE else 0.0
+                if c.cup == "silver":   # (the finder is rarely sure of a metal cup, the judge is)
+                    c.score = max(c.score, float(1.0 - p[0]))
+                if c in unseen and p[0] < 0.5:
+                    out.cups.append(c)
         if turned:   # (on the side where each stands, none off the table: as in a photo)
             eye = (-self.cal.R.T @ self.cal.tvec).ravel()
             out.upside_down = reading([f for f in found if f.kind == "turned"], eye, L.table_w, L.table_h).upside_down

@@ -268,8 +268,8 @@ class TableVision:
         try:
             cal = learn(frame)
         except CalibrationError as err:
-            if err.code == "COLOURS_SWAPPED":   # (no page has words of its own for it: the sentence)
-                self.cups_alert = {"code": "COLOURS_SWAPPED", "message": err.message}
+            if err.code == "COLOURS_SWAPPED":   # (the pages' own words, with the sentence as its detail)
+                self.cups_alert = {"code": "COLOURS_SWAPPED", "detail": err.message, "message": err.message}
             else:
                 self.cups_alert = {"code": "CUPS_NOT_FOUND", "detail": err.message,  # (NO_CUPS too)
                                    "message": f"the camera cannot see the cups set up: {err.message}"}
@@ -311,7 +311,7 @@ class TableVision:
                     f"the table again (companion calibrate table, or delete {where} and restart the "
                     f"service, which then calibrates itself from the markers), or set the camera back "
                     f"({cal.made_under.describe()}); nothing is read from the table until then")
-        self.view_alert = {"code": "CALIBRATION_VIEW_CHANGED", "message": sentence}
+        self.view_alert = {"code": "CALIBRATION_VIEW_CHANGED", "detail": why, "message": sentence}
         self.status = f"not reading: {sentence}"
         log.warning("table vision: %s", sentence)
 
@@ -330,7 +330,7 @@ class TableVision:
             try:
                 self._ready(self.cal.scaled(frame.shape[1], frame.shape[0]), "rescaled")
             except CalibrationError as err:   # frames of another shape: it fits them nowhere
-                self.view_alert = {"code": "CALIBRATION_VIEW_CHANGED",
+                self.view_alert = {"code": "CALIBRATION_VIEW_CHANGED", "detail": err.message,
                                    "message": f"the table calibration cannot be used: {err.message}; "
                                               "calibrate the table again (companion calibrate table)"}
                 self.status = f"not reading: {self.view_alert['message']}"

@@ -29,6 +29,8 @@ from companion.vision.calibrate import Calibration, calibrate
 from companion.vision.images import jpeg_note
 from companion.vision.layout import Layout
 from companion.vision.view import CameraView, view_change
+from companion.web.i18n import texts
+from companion.web.pages import alert_text
 from tests.hardware.test_sensor_modes import IMX219, IMX708
 from tests.live.test_camera_controls import StandInPicamera2, picam, settings  # noqa: F401 (picam: a fixture)
 
@@ -177,6 +179,10 @@ def test_a_calibration_made_in_one_sensor_mode_is_refused_in_a_cropped_one_and_s
                                    "now runs sensor mode 1536x864, which sees only 3072x1728")
         assert "Calibrate the table again (companion calibrate table" in sentence
         assert "nothing is read from the table until then" in sentence
+        for lang in ("hu", "es"):   # every phone says it in its own words, what changed as the detail
+            t = texts(lang)
+            assert alert_text(alert, t) == t["alert_CALIBRATION_VIEW_CHANGED"].replace("{detail}", alert["detail"])
+            assert alert["detail"] in sentence
         assert vision["status"] == f"not reading: {sentence}" and sentence in caplog.text
         assert caplog.text.count(sentence) == 1   # said once, not at every frame
         assert vision["dice"] == "waiting"   # never fed a frame

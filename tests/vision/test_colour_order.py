@@ -22,6 +22,8 @@ from companion.vision.calibrate import Calibration, CalibrationError
 from companion.vision.cups.discover import learn
 from companion.vision.cups.net import CupFinder
 from companion.vision.layout import Layout
+from companion.web.i18n import texts
+from companion.web.pages import alert_text
 from tests.vision.test_colour import row_of_dice
 
 NAMES = ["white", "black", "red", "blue", "yellow", "green"]
@@ -130,6 +132,9 @@ def test_the_service_refuses_a_swapped_set_up_at_a_new_game_and_stores_no_cups(t
         alert = vision.health()["alert"]
         assert alert is not None and alert["code"] == "COLOURS_SWAPPED", vision.status
         assert SWAP_SENTENCE in alert["message"]
+        for lang in ("hu", "es"):   # every phone says it in its own words, the sentence as the detail
+            t = texts(lang)
+            assert alert_text(alert, t) == t["alert_COLOURS_SWAPPED"].replace("{detail}", alert["message"])
         assert vision.cups is None and "cups" not in json.loads(calibration.read_text())  # the markers only
         t = 0.0
         while vision.cups is None and t < 3 * vision.recalibrate_every:

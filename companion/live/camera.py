@@ -244,7 +244,7 @@ class Picamera2Source(Source):
     @property
     def view(self) -> CameraView:
         """What the frames are taken under, as far as this code knows it (a table calibration
-        keeps it, and is not used under another: :func:`companion.hardware.sensor_modes.view_change`).
+        keeps it, and is not used under another: :func:`companion.vision.view.view_change`).
         With ``sensor_mode = "default"`` picamera2 chooses the mode and its crop is not known."""
         sensor = self.sensor
         return CameraView(frame=self.size, model=self.model,

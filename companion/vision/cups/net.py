@@ -42,7 +42,6 @@ OFF_TABLE_MM = 60.0      # a cup standing this far outside the markers' rectangl
 BARE_EXPLAINED = 0.5     # a place with no cup found and this share of its colours explained is bare
 JUDGE_FLOOR = 0.1        # with the judge (judge.py), the finder's peaks this high are looked at again
 JUDGE_SURE = 0.9         # and a place the judge is this sure holds a cup is one (best on validation renders)
-BALL_LOOK = 0.4          # live, a ball the finder sees (SURE) has the judge look at that cup
 BALL_SURE = 0.85         # the judge's ball probability that is a ball (validation renders: as many found, fewer false)
 KIND_EPS, KIND_WEIGHT = 0.05, 2   # how the finder's heat of each kind weighs in the judge's choice (validation)
 ENGINE = cv2.dnn.ENGINE_CLASSIC
@@ -282,6 +281,12 @@ class NetCupReader(CupReader):
     # silver tally with them; the colour search would need a search of the whole table)
     sees_turned = True
 
+    @property
+    def reach(self) -> float:
+        """How far from its place a cup is still that place's (mm): a cup knocked a little is;
+        a neighbour, a rim away, is not."""
+        return max(0.5 * self.layout.rim_d, 35.0)
+
     def read(self, frame: np.ndarray, hints: dict[str, tuple[float, float]] | None = None,
              turned: bool = True, search_all: bool = True) -> Reading:
         t0 = time.perf_counter()
@@ -294,7 +299,7 @@ class NetCupReader(CupReader):
         found = finder().find(frame, self.cal.homography, L.table_w, L.table_h)
         self.last_found = found
         standing = [f for f in found if f.kind == "standing"]
-        reach = max(0.5 * L.rim_d, 35.0)   # a cup knocked a little is still its slot's
+        reach = self.reach
         out = Reading()
         for s in self.cal.slots:
             at = (hints or {}).get(s.name, (s.x, s.y))
@@ -306,18 +311,13 @@ class NetCupReader(CupReader):
                 standing.remove(f)
                 out.cups.append(CupSeen(s.side, s.cup, f.x, f.y, [], surety(f.score), s.name))
         judge = finder().judge
-        if judge is None:
-            balls = [f for f in found if f.kind == "ball"]
-        else:   # where the finder's ball map shows even a little, and on each silver cup
-            balls = [f for f in peaks(finder().last_heat, BALL_LOOK) if f.kind == "ball"]
-        ask = []
-        for b in balls:
+        ask = []   # the cups the finder sees a ball in (the judge, where here, has the last word)
+        for b in (f for f in found if f.kind == "ball"):
             near = [c for c in out.cups if math.hypot(c.x - b.x, c.y - b.y) < 45.0]
             if near:
                 cup = min(near, key=lambda c: math.hypot(c.x - b.x, c.y - b.y))
-                if judge is None:
-                    cup.ball = 1.0
-                elif cup not in ask:
+                cup.ball = 1.0
+                if cup not in ask:
                     ask.append(cup)
         if judge is not None:
             # the judge says whether a ball rests there (a patch a cup, ~1 ms): the finder alone
@@ -369,9 +369,8 @@ class NetCupReader(CupReader):
                 _, self.last_labels, self._value = self.labelled(self._labels_of)
             labels = self.last_labels
         explained = super().clean(labels, x, y)
-        reach = max(0.5 * self.layout.rim_d, 35.0)
         if explained >= BARE_EXPLAINED and not any(
-                f.kind != "ball" and math.hypot(f.x - x, f.y - y) < reach for f in getattr(self, "last_found", [])):
+                f.kind != "ball" and math.hypot(f.x - x, f.y - y) < self.reach for f in getattr(self, "last_found", [])):
             return max(explained, 1.0)
         return explained
 

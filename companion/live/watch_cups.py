@@ -27,7 +27,6 @@ from companion.vision.calibrate import Calibration, CameraMoved
 from companion.vision.cups.net import reader_for
 from companion.vision.cups.reader import BALL_FRACTION, CupSeen
 
-ANY = "*"   # the tally's key for a side's turned cups of any colour
 CLOSER_AGAIN_S = 2.0   # a cup the closer look still saw standing is not looked at again sooner
 
 # this many cups out of sight together (seen in the last 3 s) is something big over the table
@@ -79,7 +78,6 @@ class CupWatch:
         self._turned_runs: dict[tuple[str, str], tuple[int, int]] = {}
         self._home = {s.name: (s.x, s.y) for s in self.cal.slots}
         self._closer_base: dict[str, int | None] = {}
-        self._reach = max(0.5 * self.cal.layout.rim_d, 35.0)   # a cup's own place (NetCupReader.read)
 
     # -------------------------------------------------------------------------------------
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
@@ -183,7 +181,7 @@ class CupWatch:
             k.clean_frames += 1
             if t - k.clean_since >= self.gone_s and k.clean_frames >= 3:
                 closer = self.reader.second_look(frame)
-                if closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self._reach for c in closer.cups):
+                if closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach for c in closer.cups):
                     # the closer look sees a cup standing there (the quick one missed it): wait,
                     # and ask again only after CLOSER_AGAIN_S (a cup the quick look never sees
                     # would cost a closer look every half second)
@@ -192,7 +190,7 @@ class CupWatch:
                 self.tracked.remove(k)
                 others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now and o.cup == k.cup]
                 if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None \
-                        or (closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self._reach
+                        or (closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach
                                                        for c in closer.upside_down)):
                     self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
                     continue
@@ -224,10 +222,7 @@ class CupWatch:
         now: dict[tuple[str, str], int] = {}
         for c in turned:
             now[(c.side, c.cup)] = now.get((c.side, c.cup), 0) + 1
-            now[(c.side, ANY)] = now.get((c.side, ANY), 0) + 1
-        # (none turned is a count too: a side's first tally cup must not become its base)
-        sides = {(k.side, k.cup) for k in self.tracked} | {(k.side, ANY) for k in self.tracked}
-        for key in set(now) | set(self._turned_runs) | set(self._turned_base) | sides:
+        for key in set(now) | set(self._turned_runs) | set(self._turned_base):
             n = now.get(key, 0)
             last, run = self._turned_runs.get(key, (n, 0))
             run = run + 1 if n == last else 1
@@ -237,19 +232,15 @@ class CupWatch:
 
     def _to_tally(self, side: str, cup: str) -> bool:
         """A cup of this side and colour just left its place: it went to the silver tally (a
-        throw already proposed for the silver cup) where one more cup of its colour, or of any
-        colour, now stands turned over on its side than before."""
+        throw already proposed for the silver cup) where one more cup of its colour now stands
+        turned over on its side than before (:meth:`_closer_tally` counts them of any colour)."""
         if not self.reader.sees_turned:
             return False
-        # its colour first; else any colour: a cup seen from its bottom under a coloured light
-        # is named less surely than one standing (a yellow tally cup read green, rendered)
-        for key in ((side, cup), (side, ANY)):
-            n = self._turned_runs.get(key, (0, 0))[0]
-            if n > self._turned_base.get(key, 0):
-                self._turned_base[key] = n
-                both = (side, ANY)   # one more turned cup of the side, whichever key said so
-                self._turned_base[both] = max(self._turned_base.get(both, 0), self._turned_runs.get(both, (0, 0))[0])
-                return True
+        key = (side, cup)
+        n = self._turned_runs.get(key, (0, 0))[0]
+        if n > self._turned_base.get(key, 0):
+            self._turned_base[key] = n
+            return True
         return False
 
     @staticmethod

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -133,10 +135,17 @@ class TableCamera(StandInPicamera2):
         return job
 
 
-def service_for(tmp_path: Path, **camera) -> Service:
+@contextmanager
+def serving(tmp_path: Path, **camera) -> Iterator[Service]:
+    """The real service on the stand-in Pi camera (``camera``: its [camera] settings), stopped after."""
     config = load(None, {"panel": {"enabled": False}, "data": {"dir": str(tmp_path)}, "server": {"pin": "0000"},
                          "camera": {"source": "picamera2", "lock_after_s": 0, **camera}})
-    return Service(config)
+    service = Service(config)
+    try:
+        yield service
+    finally:
+        service.stop()
+        service.table.close()
 
 
 def run(service: Service, frames: int = 3) -> dict:
@@ -156,19 +165,14 @@ def table_camera(picam, monkeypatch):  # noqa: F811
 def test_a_calibration_made_in_one_sensor_mode_is_refused_in_a_cropped_one_and_said_on_every_page(
         table_camera, tmp_path: Path, caplog):
     # the service calibrates itself from the markers under "auto" (the whole sensor) and keeps what it was made under
-    service = service_for(tmp_path)
-    try:
+    with serving(tmp_path) as service:
         vision = run(service)
         assert vision["status"].startswith("calibrated (from the markers") and vision["alert"] is None
-    finally:
-        service.stop()
-        service.table.close()
     stored = json.loads((tmp_path / "table.json").read_text())
     assert stored["made_under"]["sensor"] == [2304, 1296] and stored["made_under"]["crop"] == [0, 0, 4608, 2592]
     before = (tmp_path / "table.json").read_bytes()
     # someone sets sensor_mode to the cropped mode: the table lies elsewhere in its frames
-    service = service_for(tmp_path, sensor_mode="1536x864")
-    try:
+    with serving(tmp_path, sensor_mode="1536x864") as service:
         with caplog.at_level(logging.WARNING, logger="companion.live.pipeline"):
             vision = run(service, 5)
         alert = vision["alert"]
@@ -188,57 +192,34 @@ def test_a_calibration_made_in_one_sensor_mode_is_refused_in_a_cropped_one_and_s
         assert vision["dice"] == "waiting"   # never fed a frame
         page = service.app.test_client().get("/health").get_data(as_text=True)
         assert "which sees only 3072x1728" in page   # the banner every page shows
-    finally:
-        service.stop()
-        service.table.close()
     assert (tmp_path / "table.json").read_bytes() == before   # kept as it was, not replaced
     # every pixel of the sensor (another size, the same view): read as before
-    service = service_for(tmp_path, sensor_mode="4608x2592")
-    try:
+    with serving(tmp_path, sensor_mode="4608x2592") as service:
         vision = run(service)
         assert vision["alert"] is None and vision["status"].startswith("calibrated (loaded"), vision
-    finally:
-        service.stop()
-        service.table.close()
 
 
 def test_another_camera_is_refused_and_an_older_calibration_file_is_read_as_before(table_camera, tmp_path: Path):
-    service = service_for(tmp_path)
-    try:
+    with serving(tmp_path) as service:
         run(service)
-    finally:
-        service.stop()
-        service.table.close()
     table_camera.model, table_camera.modes = "imx219", IMX219   # a Camera Module 2 in its place
-    service = service_for(tmp_path)
-    try:
+    with serving(tmp_path) as service:
         vision = run(service)
         assert vision["alert"]["code"] == "CALIBRATION_VIEW_CHANGED"
         assert "it was made with camera imx708 and the camera is now imx219" in vision["alert"]["message"]
-    finally:
-        service.stop()
-        service.table.close()
     stored = json.loads((tmp_path / "table.json").read_text())
     del stored["made_under"]   # as every calibration before this version
     (tmp_path / "table.json").write_text(json.dumps(stored))
-    service = service_for(tmp_path)
-    try:
+    with serving(tmp_path) as service:
         vision = run(service)
         assert vision["alert"] is None and vision["status"].startswith("calibrated (loaded"), vision
-    finally:
-        service.stop()
-        service.table.close()
 
 
 def test_a_frame_taken_from_the_service_tells_calibrate_table_what_it_was_taken_under(table_camera, tmp_path: Path,
                                                                                     capsys):
-    service = service_for(tmp_path / "data")
-    try:
+    with serving(tmp_path / "data") as service:
         run(service, 1)
         raw = service.latest_jpeg(raw=True)
-    finally:
-        service.stop()
-        service.table.close()
     assert raw is not None
     assert jpeg_note(raw) == {"frame": [1280, 720], "model": "imx708", "sensor": [2304, 1296],
                               "crop": [0, 0, 4608, 2592], "array": [4608, 2592]}

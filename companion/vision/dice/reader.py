@@ -42,7 +42,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.vision.colour import UNKNOWN, ColourProfiles, default_profiles, dice_labs, face_lab
+from companion.vision.colour import UNKNOWN, ColourProfiles, default_profiles, dice_labs, dice_polarity, face_lab
 from companion.vision.markers import marker_outlines
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
@@ -310,8 +310,8 @@ class DiceReader:
         if not self.profiles.profiles or not dice:
             return dice
         white = self.white if self.white is not None and float(np.max(self.white)) < 250 else None  # clipped paper: no measure
-        labs = dice_labs(frame, [(d.center, d.size) for d in dice], white)
-        named = self.profiles.classify_labs(labs)
+        faces = [(d.center, d.size) for d in dice]
+        named = self.profiles.classify_labs(dice_labs(frame, faces, white), dice_polarity(frame, faces))
         return [replace(d, color=name) for d, (name, _) in zip(dice, named, strict=True)]
 
 

@@ -18,7 +18,7 @@ import cv2
 
 from companion.cli.output import error_line, printable, run_error
 from companion.vision.colour import UNKNOWN, ColourFileError, load_profiles
-from companion.vision.dice.reader import MIN_SIDE, DiceReader, off_markers
+from companion.vision.dice.reader import MIN_SIDE, DiceReader, read_photo
 from companion.vision.images import ImageError, has_colour, load_image
 
 SCALE_RANGE = (0.05, 2.0)  # 2 suits dice of 6-12 px, 0.05 dice of 250-500 px
@@ -60,7 +60,7 @@ def read_one(reader: DiceReader, path: str) -> dict:
         return error_line(path, err.code, err.message)
     t0 = time.perf_counter()
     try:
-        dice = off_markers(frame, reader.read(frame))
+        dice = read_photo(reader, frame)
     except (cv2.error, MemoryError) as err:  # never lose the rest of the batch to one image
         return error_line(path, "READ_FAILED", f"{path} could not be read: {type(err).__name__}")
     notice = None

@@ -51,10 +51,10 @@ TINT = 0.08
 # white, this far dark-with-light-pips black, within these L* (rendered validation scenes: white
 # dice -61 to -22, black ones mostly +2 to +52)
 POLAR_LIGHT, POLAR_DARK, POLAR_L = 15.0, 5.0, (30.0, 60.0)
-# A frame whose whites (paper, or the dice's lightest parts) lie below DIM_WHITE of 255 is
-# brightened to bring them to LIFT_TO, at most MAX_LIFT times, before colours are named: the
-# byler test photos at half the light left 16 of 17 white dice unknown, at a sixth all 17 black.
-DIM_WHITE, LIFT_TO, MAX_LIFT = 140.0, 200.0, 3.0
+# A frame whose whites (paper, or the dice's lightest parts) lie below LIFT_TO of 255 is
+# brightened to bring them there, at most MAX_LIFT times, before colours are named: the byler
+# test photos at half the light left 16 of 17 white dice unknown, at a sixth all 17 black.
+LIFT_TO, MAX_LIFT = 190.0, 3.0
 VETO_SPREAD = np.array([12.0, 5.0, 5.0])  # HueRules: L* counts less than hue, light varies it most
 
 
@@ -365,7 +365,7 @@ def exposure_lift(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], f
         if not levels:
             return 1.0
         level = float(np.median(levels))
-    return float(np.clip(LIFT_TO / max(level, 1.0), 1.0, MAX_LIFT)) if level < DIM_WHITE else 1.0
+    return float(np.clip(LIFT_TO / max(level, 1.0), 1.0, MAX_LIFT))
 
 
 def dice_labs(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]],

@@ -206,6 +206,31 @@ def marker_outlines(frame: np.ndarray) -> list[np.ndarray]:
     return [] if ids is None else [c[0].astype(np.float32) * 2 for c in corners]
 
 
+def marker_white(frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray | None:
+    """The B, G, R of the white paper in the printed markers found in a photo (``marker_outlines``):
+    each marker's pixels split into its black and white cells (Otsu), the white ones well inside
+    their class; the median over the markers whose two kinds differ clearly (not a glare or a
+    hand). None when no marker gives it, or the frame is not colour. A photo's counterpart of the
+    calibration's ``paper_white``: the light's colour and level on paper known to be white."""
+    if frame.ndim != 3 or not quads:
+        return None
+    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    whites = []
+    for quad in quads:
+        mask = np.zeros(grey.shape, np.uint8)
+        cv2.fillConvexPoly(mask, np.round(quad).astype(np.int32), 1)
+        mask = cv2.erode(mask, np.ones((3, 3), np.uint8))  # the border's edge pixels are mixed
+        g = grey[mask > 0]
+        if len(g) < 50:
+            continue
+        t, _ = cv2.threshold(g.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        light = g > t
+        if not 0.1 <= light.mean() <= 0.9 or np.median(g[light]) - np.median(g[~light]) < 40:
+            continue
+        whites.append(np.median(frame[(mask > 0) & (grey > (t + np.median(g[light])) / 2)], axis=0))
+    return np.median(np.array(whites), axis=0).astype(np.float64) if whites else None
+
+
 def marker_centre(corners: np.ndarray) -> np.ndarray:
     """Intersection of the diagonals: the projected centre, exact under perspective."""
     p0, p1, p2, p3 = corners

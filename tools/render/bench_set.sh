@@ -3,11 +3,12 @@
 # group forcing one factor (the other parts random from the seed), test seeds 3000 and up (apart
 # from every seed rendered for training, 500000 and up). Then:
 #   companion bench dice DIR --split test      # every figure, and each one per factor
-# Usage: tools/render/bench_set.sh DIR [SCENES_PER_GROUP]   (~10 s a scene on one core here)
+# Usage: tools/render/bench_set.sh DIR [SCENES_PER_GROUP [FIRST_SEED]]   (~50 s a scene on one core
+# here; FIRST_SEED other than 3000 renders a fresh set of the same groups, for measuring once)
 set -euo pipefail
-out=${1:?usage: bench_set.sh DIR [SCENES_PER_GROUP]}
+out=${1:?usage: bench_set.sh DIR [SCENES_PER_GROUP [FIRST_SEED]]}
 n=${2:-5}
-seed=3000
+seed=${3:-3000}
 group() {  # a group of scenes forcing the given factors, from its own seeds
   blender -b --factory-startup -noaudio -P "$(dirname "$0")/dice_scenes.py" -- --out "$out" --seed "$seed" \
     --count "$n" --split test --threads 1 --resume --factors "$@" > /dev/null

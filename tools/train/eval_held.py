@@ -24,8 +24,7 @@ from pathlib import Path
 import cv2
 
 from companion.bench.dice import load_labelled, match, perturb
-from companion.cli.dice import off_markers
-from companion.vision.dice.reader import DiceReader
+from companion.vision.dice.reader import DiceReader, read_photo
 from tools.train.eval_reader import DATA, held_out
 
 PARTS = ("tilt", "blur", "dark", "jpeg")
@@ -79,7 +78,7 @@ def tables(reader: DiceReader, count: int) -> str:
         scene = full_table(layout, values)
         renderer = Renderer(random_look(rng), layout, seed=seed)
         frame = renderer.static(scene.cups, scene.dice)
-        dice = off_markers(frame, reader.read(frame))
+        dice = read_photo(reader, frame)
         used = set()
         for die, (x, y, _side) in zip(scene.dice, renderer.die_tops(scene.dice), strict=True):
             here = [j for j, d in enumerate(dice) if math.hypot(d.center[0] - x, d.center[1] - y) < 15]

@@ -59,6 +59,8 @@ EXTRA: list[tuple[np.ndarray, np.ndarray, str]] = []  # rendered scenes (--extra
 EXTRA_SHARE = 0.35  # finder: share of the windows not from drawn tables that come from EXTRA (--extra-share)
 RENDER_SHARE = 0.0  # reader: share of every batch from the rendered scenes' dice and non-dice (--render-share)
 DEVICE = "cpu"
+JITTER = 0.08  # reader: a die crop's centre moved by this share of its size (sd; --jitter)
+SIZE_RANGE = (0.85, 1.2)  # reader: and cropped at this range of its size (--size-range)
 FREEZE_BN = False  # reader: keep the batch norms' statistics as they are (--freeze-bn)
 
 
@@ -621,15 +623,15 @@ def rendered_tables(finder_onnx: Path, rng: np.random.Generator, scenes: int, co
 
 def bank_sample(item, rng: np.random.Generator) -> np.ndarray:
     patch, cx, cy, sz, label, _drawn = item
-    j = sz * 0.08 if label else 0.0
+    j = sz * JITTER if label else 0.0
     shear = tuple(rng.normal(0, 0.06, 2)) if rng.random() < 0.5 else (0.0, 0.0)
     poor, small = rng.random() < NATIVE_POOR, rng.random() < SMALL
     if poor or small:
         # fewer pixels on the die: the photos' dice are 30-60 px; 0.4-0.8 of that is 12-48
-        view = native_view(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
+        view = native_view(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(*SIZE_RANGE),
                            rng.uniform(0, 360), shear, rng, rng.uniform(0.4, 0.8) if small else 1.0, poor)
         return view if poor else photometric(view, rng, PHOTOMETRIC)
-    crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(0.85, 1.2),
+    crop = reader_crop(patch, cx + rng.normal(0, j), cy + rng.normal(0, j), sz * rng.uniform(*SIZE_RANGE),
                        rng.uniform(0, 360), shear)
     if rng.random() < GLARE:
         crop = glare(crop, rng)
@@ -712,7 +714,7 @@ def export(net: nn.Module, name: str, shape: tuple[int, ...], dynamic: dict, out
 
 def main() -> None:
     global FREEZE_BN, HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT, PHOTOMETRIC, POOR, GLARE, TABLE_SCENES, NATIVE_POOR, SMALL
-    global SCENES, SCENE_BANK, EXTRA, DEVICE, DATA, EXTRA_SHARE, RENDER_SHARE
+    global SCENES, SCENE_BANK, EXTRA, DEVICE, DATA, EXTRA_SHARE, RENDER_SHARE, JITTER, SIZE_RANGE
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["finder", "reader"])
     ap.add_argument("--minutes", type=float, default=10)
@@ -755,6 +757,10 @@ def main() -> None:
                     help="finder: share of windows from drawn tables of any cloth and clutter")
     ap.add_argument("--scene-bank", type=int, default=SCENE_BANK,
                     help="reader: drawn tables whose dice, side faces, clutter and false finds join the bank")
+    ap.add_argument("--jitter", type=float, default=JITTER,
+                    help="reader: sd of a die crop's centre shift, as a share of the die's size")
+    ap.add_argument("--size-range", type=float, nargs=2, default=SIZE_RANGE, metavar=("LOW", "HIGH"),
+                    help="reader: a die is cropped at LOW-HIGH times its size (the finder's sizes vary)")
     ap.add_argument("--steps", type=int, help="train this many steps (instead of --minutes)")
     ap.add_argument("--batch", type=int, default=12, help="finder: windows a step")
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
@@ -773,6 +779,7 @@ def main() -> None:
     HARD_FROM, CHECKPOINT, CROP, CROP_SCALE, TILT = a.hard_negatives, a.save, a.crop, a.crop_scale, a.tilt
     PHOTOMETRIC, POOR, GLARE, TABLE_SCENES = a.photometric, a.poor_camera, a.glare, a.tables
     NATIVE_POOR, SMALL, EXTRA_SHARE, RENDER_SHARE = a.poor_native, a.small, a.extra_share, a.render_share
+    JITTER, SIZE_RANGE = a.jitter, tuple(a.size_range)
     net = Finder() if a.part == "finder" else Reader()
     if a.init_onnx:
         net = from_onnx(a.init_onnx, Finder() if a.part == "finder" else Reader(CROP))

@@ -53,7 +53,7 @@ TINT = 0.08
 POLAR_LIGHT, POLAR_DARK, POLAR_L = 15.0, 5.0, (30.0, 60.0)
 # A frame whose whites (paper, or the dice's lightest parts) lie below LIFT_TO of 255 is
 # brightened to bring them there, at most MAX_LIFT times, before colours are named: the byler
-# test photos at half the light left 16 of 17 white dice unknown, at a sixth all 17 black.
+# test photos at half the light left 16 of 17 white dice unknown, at 0.15 of it all 17 black.
 LIFT_TO, MAX_LIFT = 190.0, 3.0
 VETO_SPREAD = np.array([12.0, 5.0, 5.0])  # HueRules: L* counts less than hue, light varies it most
 

@@ -43,8 +43,8 @@ def test_real_dice_keep_their_colours_under_a_lamp_a_window_and_a_webcam(byler_d
     casts and in a dim and a dark room: of the 55 dice hand-labelled with one of the games' six
     colours, at least 53 are named it in every light (before the light was measured, a warm lamp
     left every white die unknown; before the hue rules, 49; before a dim frame was brightened and
-    the pips told white from black, half the light left 16 of the 17 white dice unknown and a
-    sixth of it named all 17 black), none is named another of the six, and at most four of the 34 dice
+    the pips told white from black, half the light left 16 of the 17 white dice unknown and
+    0.15 of it named all 17 black), none is named another of the six, and at most four of the 34 dice
     of other colours are named one of the six: the test photos hold a gold die (named yellow),
     dark translucent red dice (red) and a black die with red pips (black) labelled "other"."""
     truth = json.loads(LABELS.read_text())["test"]

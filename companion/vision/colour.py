@@ -306,7 +306,7 @@ def light_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], flo
         patch = patch[patch.max(axis=1) < 250]
         if len(patch) < 8:
             continue
-        light = patch[np.argsort(patch.sum(axis=1))[-max(2, len(patch) // 8):]].mean(axis=0)
+        light = _lightest(patch)
         if light.mean() < 60:  # nothing light on this face (a dim black die's pips too small to see)
             continue
         lit += 1
@@ -322,6 +322,11 @@ def light_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], flo
     across = float(np.clip(across, -TINT, TINT))  # a camera's green or magenta tint, a little of it
     chroma = along * LOCUS + across * np.array([LOCUS[2], 0.0, -LOCUS[0]])
     return gains_for(np.exp(chroma))
+
+
+def _lightest(pixels: np.ndarray) -> np.ndarray:
+    """The mean B, G, R of the lightest eighth of a face's pixels (N×3): its white, if it has one."""
+    return pixels[np.argsort(pixels.sum(axis=1))[-max(2, len(pixels) // 8):]].mean(axis=0)
 
 
 def _on_locus(chroma: np.ndarray) -> tuple[float, float]:
@@ -361,7 +366,7 @@ def exposure_lift(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], f
         for center, size in dice:
             patch = _patch(frame_bgr, center, size, 0.42).reshape(-1, 3).astype(np.float32)
             if len(patch) >= 8:
-                levels.append(float(patch[np.argsort(patch.sum(axis=1))[-max(2, len(patch) // 8):]].mean(axis=0).max()))
+                levels.append(float(_lightest(patch).max()))
         if not levels:
             return 1.0
         level = float(np.median(levels))

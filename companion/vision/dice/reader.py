@@ -217,13 +217,10 @@ class DiceReader:
             # (mean 0.8 or more; there 0.89, on empty drawn cloths 0.32-0.38), for a cloth's
             # specks seen finer must not become dice (rendered validation scenes: speckle F1
             # 0.79 -> 0.81; 40 empty drawn cloths: 3 false dice, as before).
-            if dice:
-                scale, dice = self._surer(frame, scale, dice, min(1.0, 2 * scale))
-            else:
-                finer = min(1.0, 2 * scale)
-                there = self._read_at(frame, finer)
-                if _mean_confidence(there) >= DOUBTFUL_LOOK:
-                    scale, dice = finer, there
+            finer = min(1.0, 2 * scale)
+            there = self._read_at(frame, finer)
+            if _mean_confidence(there) > (_mean_confidence(dice) if dice else DOUBTFUL_LOOK):  # the surer look
+                scale, dice = finer, there
         for _ in range(MAX_LOOKS - 1):
             if not self.adapt or not dice:
                 break

@@ -6,9 +6,15 @@
 - A ball resting in an upright cup for ``ball_s`` seconds is a ``throw`` for that cup (an
   overshoot, the silver cup, or a made cup before it is taken out; the cup leaving afterwards is
   the same throw, not a second one).
+- A cup turned upside down says a throw happened even when its ball was never seen (deep in a
+  translucent cup, on a silver cup's metal): one more cup turned on a side's tally, or a cup
+  turned where it stood while that side's Silver Cup Rule is in effect, is the silver cup made
+  (the sheet: "each time the silver cup is made, turn one of any unused colour cups upside
+  down"); a cup turned where it stood otherwise is that cup made (tables that turn made cups over
+  instead of taking them out). Not again when that throw was already proposed from its ball.
 - Never an event: a hand or an arm over the cups, a player leaning over, a ball in flight, a ball
   popping out again, a cup knocked a few centimetres (it is found again near where it was), a cup
-  turned upside down (the silver tally), the silver cup hidden for a while.
+  turned for the tally of a silver throw already proposed, the silver cup hidden for a while.
 - A camera that moved (markers no longer where calibrated) stops all proposals and says so in
   :attr:`CupWatch.status`; :meth:`CupWatch.feed` raises :class:`CameraMoved` when ``strict``.
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +38,8 @@ CLOSER_AGAIN_S = 2.0   # a cup the closer look still saw standing is not looked 
 
 # this many cups out of sight together (seen in the last 3 s) is something big over the table
 CROWD = 3
+# a silver throw proposed from its ball this recently is the one a cup turned for the tally marks
+TALLY_AFTER_S = 60.0
 
 
 @dataclass
@@ -57,6 +66,9 @@ class CupWatch:
     ball_s: float = 0.5          # a ball resting this long in a cup: a throw for that cup
     check_every_s: float = 1.0   # how often the markers are checked (camera moved?)
     strict: bool = False         # raise CameraMoved instead of only stopping and saying so
+    # the game's word on whether a side's Silver Cup Rule is in effect (RULES.md E10), None when
+    # it has none: it tells a cup turned where it stood for the silver tally from a made cup
+    silver_active: Callable[[str], bool | None] | None = None
     status: str = "starting"
     moved: bool = False
     tracked: list[Tracked] = field(default_factory=list)
@@ -78,6 +90,8 @@ class CupWatch:
         self._turned_runs: dict[tuple[str, str], tuple[int, int]] = {}
         self._home = {s.name: (s.x, s.y) for s in self.cal.slots}
         self._closer_base: dict[str, int | None] = {}
+        # per side: when silver throws were proposed from a ball, not yet marked by a tally cup
+        self._silver_unmarked: dict[str, list[float]] = {"A": [], "B": []}
 
     # -------------------------------------------------------------------------------------
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
@@ -174,7 +188,10 @@ class CupWatch:
                 continue
             # something over its place, or over a neighbour (an arm, a player leaning): wait
             blocked = crowd or self._neighbour_hidden(k, hidden)
-            if blocked or self.reader.clean(labels, k.x, k.y) < 0.9:
+            # a cup of its colour turned over right on its place explains the place too (a made
+            # cup turned over, or the tally): its colours are no hand's
+            turned_here = self.reader.sees_turned and self.reader.turned_at(labels, k.cup, (k.x, k.y), 0.0) is not None
+            if blocked or (not turned_here and self.reader.clean(labels, k.x, k.y) < 0.9):
                 k.clean_since, k.clean_frames = None, 0
                 continue
             k.clean_since = t if k.clean_since is None else k.clean_since
@@ -189,21 +206,26 @@ class CupWatch:
                     continue
                 self.tracked.remove(k)
                 others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now and o.cup == k.cup]
-                if self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None \
-                        or (closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach
-                                                       for c in closer.upside_down)):
-                    self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
-                    continue
-                if self._to_tally(k.side, k.cup) or self._closer_tally(k.side, closer):
-                    self.log.append({"t": t, "slot": k.slot, "what": "cup turned over for the tally: not an event"})
-                    continue
                 if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
                     self.log.append({"t": t, "slot": k.slot, "what": "cup taken out after its ball was proposed"})
                     continue
-                out.append(Proposed({"type": "throw", "side": k.side, "cup": k.cup},
-                                    {"how": "cup gone", "slot": k.slot, "position_mm": [round(k.x), round(k.y)],
-                                     "last_seen": round(k.seen_at, 3), "since": round(k.clean_since, 3),
-                                     "frames": k.clean_frames, "at": round(t, 3)}))
+                evidence = {"slot": k.slot, "position_mm": [round(k.x), round(k.y)],
+                            "last_seen": round(k.seen_at, 3), "since": round(k.clean_since, 3),
+                            "frames": k.clean_frames, "at": round(t, 3)}
+                # a throw is proposed from a turned cup only where the closer look sees it too
+                # (a reader with no closer look, the drawn demo table's colour search: its own)
+                closer_turned = closer is not None and any(
+                    math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach for c in closer.upside_down)
+                quick_turned = self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None
+                if closer_turned or quick_turned:
+                    out.extend(self._turned_in_place(k, t, evidence, closer_turned or closer is None))
+                    continue
+                quick_tally, closer_tally = self._to_tally(k.side, k.cup), self._closer_tally(k.side, closer)
+                if quick_tally or closer_tally:
+                    out.extend(self._tally_cup(k, t, evidence, "cup turned over for the tally",
+                                               closer_tally or closer is None))
+                    continue
+                out.append(Proposed({"type": "throw", "side": k.side, "cup": k.cup}, {"how": "cup gone", **evidence}))
         # cups that appear and stay (put back, or hidden at the start) are tracked from then on
         for c in free:
             self._newcomers[c.slot] = self._newcomers.get(c.slot, 0) + 1
@@ -215,6 +237,46 @@ class CupWatch:
                 if not any(c.slot == slot for c in free):
                     self._newcomers.pop(slot)
         return out
+
+    def _turned_in_place(self, k: Tracked, t: float, evidence: dict[str, Any], sure: bool) -> list[Proposed]:
+        """A cup turned over where it stood: the silver tally where the side's Silver Cup Rule is
+        in effect (or a silver throw awaits its tally cup), else that cup made and turned over.
+        Not ``sure`` (the closer look does not see it turned): nothing is proposed."""
+        active = self.silver_active(k.side) if self.silver_active is not None else None
+        if active or self._silver_marked(k.side, t, peek=True):
+            return self._tally_cup(k, t, evidence, "cup turned over where it stood, for the tally", sure)
+        if active is None or not sure:
+            # no game to ask, or only the quick look sees it turned (a cup coloured inside can
+            # look so): a turned cup is the tally, as before, and proposes nothing
+            self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})
+            return []
+        self.log.append({"t": t, "slot": k.slot, "what": "cup turned over where it stood: made"})
+        return [Proposed({"type": "throw", "side": k.side, "cup": k.cup}, {"how": "cup turned over", **evidence})]
+
+    def _tally_cup(self, k: Tracked, t: float, evidence: dict[str, Any], what: str, sure: bool) -> list[Proposed]:
+        """One more cup turned for a side's silver tally: the silver cup was made. Its throw was
+        proposed already when its ball was seen; otherwise it is proposed now, where the closer
+        look sees the tally cup too (``sure``)."""
+        if self._silver_marked(k.side, t):
+            self.log.append({"t": t, "slot": k.slot, "what": f"{what}: its silver throw was proposed"})
+            return []
+        if not sure:
+            self.log.append({"t": t, "slot": k.slot, "what": f"{what} (the quick look only): not an event"})
+            return []
+        self.log.append({"t": t, "slot": k.slot, "what": f"{what}: the silver cup made, its ball unseen"})
+        return [Proposed({"type": "throw", "side": k.side, "cup": "silver"},
+                         {"how": "tally cup turned", "tally_cup": k.cup, **evidence})]
+
+    def _silver_marked(self, side: str, t: float, peek: bool = False) -> bool:
+        """A silver throw of this side proposed from its ball (in the last TALLY_AFTER_S) that no
+        tally cup has marked yet: this cup marks it (unless only peeking)."""
+        waiting = [s for s in self._silver_unmarked.get(side, []) if t - s < TALLY_AFTER_S]
+        self._silver_unmarked[side] = waiting
+        if not waiting:
+            return False
+        if not peek:
+            waiting.pop(0)
+        return True
 
     def _tally(self, turned: list[CupSeen]) -> None:
         """Follow how many cups of each side and colour stand turned over (a count seen in three
@@ -281,6 +343,8 @@ class CupWatch:
             k.ball_frames += 1
             if (k.ball_proposed_at is None and t - k.ball_since >= self.ball_s and k.ball_frames >= 3):
                 k.ball_proposed_at = t
+                if k.cup == "silver":
+                    self._silver_unmarked.setdefault(k.side, []).append(t)
                 return [Proposed({"type": "throw", "side": k.side, "cup": k.cup},
                                  {"how": "ball in cup", "slot": k.slot, "position_mm": [round(k.x), round(k.y)],
                                   "since": round(k.ball_since, 3), "frames": k.ball_frames, "at": round(t, 3)})]

@@ -120,3 +120,29 @@ def test_a_cup_missing_at_set_up_is_told_then_learnt_once_it_stands(table: Table
     assert vision.health()["alert"] is None
     assert learnt_from_file(calibration) == standing(seq)
     assert table.pending() == []
+
+
+def test_a_cup_turned_over_where_it_stood_is_the_silver_tally_once_the_game_says_so(tmp_path: Path):
+    """s082001: side B's blue cup turned over where it stood, its ball never seen. In a fresh
+    game that is the blue cup made (the test above); with side B at 19 of 21 and no cup of 2 or
+    less (its Silver Cup Rule in effect, E10), the same frames are the silver cup made."""
+    path = DATA / "sequences" / "s082001.json"
+    seq = load(path)
+    assert (seq["event"], seq["side"], seq["target"]["colour"]) == ("turned", "B", "blue")
+    t = Table(tmp_path / "table.sqlite")
+    try:
+        t.start(NEW_GAME)
+        t.apply(DICE[0])
+        t.apply({"type": "dice", "side": "B", "values": {"blue": 6, "red": 5, "green": 4, "yellow": 3}})
+        for cup in ("blue", "blue", "green", "yellow"):
+            t.apply({"type": "throw", "side": "A", "cup": "miss"})
+            t.apply({"type": "throw", "side": "B", "cup": cup})
+        t.apply({"type": "throw", "side": "A", "cup": "miss"})
+        assert t.state()["detail"]["sides"]["B"]["silver_active"] is True
+        vision = TableVision(t, calibration_file=tmp_path / "table-calibration.json")
+        proposed = []
+        for i, (_, image) in enumerate(shown_frames(seq, DATA, FPS)):
+            proposed += [p.event for p in vision.feed(image.copy(), i / FPS)]
+        assert proposed == [{"type": "throw", "side": "B", "cup": "silver"}], vision.cups.log
+    finally:
+        t.close()

@@ -1,6 +1,8 @@
 """The cup watch on rendered sequences: made cups and balls resting in cups become one proposed
-``throw`` each, with evidence; hands, a leaning player, balls in flight, knocked cups and cups
-turned upside down never do; a moved camera is reported (RULES.md E7, E8, E11)."""
+``throw`` each, with evidence, and so does a cup turned over whose ball was never seen (what the
+game allows: the silver tally, or a made cup turned over); hands, a leaning player, balls in
+flight, knocked cups and the tally cup of a silver throw already proposed never do; a moved
+camera is reported (RULES.md E7, E8, E11)."""
 
 from __future__ import annotations
 
@@ -202,7 +204,9 @@ def test_a_cup_knocked_a_few_centimetres_is_the_same_cup() -> None:
     assert moved and abs(moved[0].x - (target.x + 22)) < 6
 
 
-def test_a_cup_turned_upside_down_for_the_silver_tally_is_not_an_event() -> None:
+def test_with_no_game_to_ask_a_cup_turned_upside_down_is_not_an_event() -> None:
+    """A watch no game tells whether the Silver Cup Rule is in effect cannot say whether a cup
+    turned where it stood is the tally or a made cup: it proposes nothing rather than guess."""
     s = Script(LOOKS[0])
     s.hold(0.5)
     target = s.cup("A", "red", 0)
@@ -217,6 +221,46 @@ def test_a_cup_turned_upside_down_for_the_silver_tally_is_not_an_event() -> None
     out, w = watch(s)
     assert out == []
     assert any("turned upside down" in entry["what"] for entry in w.log)
+
+
+@pytest.mark.parametrize(("active", "thrown"), [(False, "red"), (True, "silver")],
+                         ids=["made-and-turned", "silver-rule-in-effect"])
+def test_a_cup_turned_over_where_it_stood_with_no_ball_seen_is_the_throw_the_game_allows(active, thrown) -> None:
+    """The ball was never seen (deep in a translucent cup, on a silver cup's metal), but a cup of
+    side A turned over where it stood says what happened: with A's Silver Cup Rule in effect it is
+    the silver tally (the silver cup was made), otherwise a made cup turned over instead of taken
+    out (E8, E11; rendered live sequences missed both)."""
+    s = Script(LOOKS[0])
+    s.hold(0.5)
+    target = s.cup("A", "red", 0)
+
+    def turn() -> None:
+        s.cups[s.cups.index(target)] = Cup(target.side, target.cup, target.x, target.y, upright=False)
+
+    s.reach(target.x, target.y, 1.2, at_middle=turn)
+    s.hold(1.5)
+    out, w = watch(s, silver_active=lambda side: active and side == "A")
+    assert [p.event for _, p in out] == [{"type": "throw", "side": "A", "cup": thrown}]
+    assert out[0][1].evidence["slot"] == "A.red.0"
+
+
+def test_the_tally_cup_of_a_silver_throw_already_proposed_is_not_a_second_throw() -> None:
+    s = Script(LOOKS[0])
+    s.hold(0.5)
+    silver = s.cup("A", "silver")
+    s.hold(1.2, (s.ball_in(silver),))
+    s.reach(silver.x, silver.y, 1.0, ball=s.ball_in(silver))      # the ball taken out
+    target = s.cup("A", "blue", 2)
+
+    def turn() -> None:
+        s.cups[s.cups.index(target)] = Cup(target.side, target.cup, target.x, target.y, upright=False)
+
+    s.reach(target.x, target.y, 1.2, at_middle=turn)
+    s.hold(1.5)
+    out, w = watch(s, silver_active=lambda side: True)
+    assert [p.event for _, p in out] == [{"type": "throw", "side": "A", "cup": "silver"}]
+    assert out[0][1].evidence["how"] == "ball in cup"
+    assert any("its silver throw was proposed" in entry["what"] for entry in w.log)
 
 
 def test_a_moved_camera_is_reported_and_proposes_nothing() -> None:

@@ -11,7 +11,10 @@
   turned where it stood while that side's Silver Cup Rule is in effect, is the silver cup made
   (the sheet: "each time the silver cup is made, turn one of any unused colour cups upside
   down"); a cup turned where it stood otherwise is that cup made (tables that turn made cups over
-  instead of taking them out). Not again when that throw was already proposed from its ball.
+  instead of taking them out). Not again when that throw was already proposed from its ball;
+  only for a cup the watch had seen clearly standing and the closer look sees turned; and a
+  silver cup whose metal showed a "ball" at set-up has its balls ignored that game (its throws
+  are read from the tally cup).
 - Never an event: a hand or an arm over the cups, a player leaning over, a ball in flight, a ball
   popping out again, a cup knocked a few centimetres (it is found again near where it was), a cup
   turned for the tally of a silver throw already proposed, the silver cup hidden for a while.
@@ -40,6 +43,7 @@ CLOSER_AGAIN_S = 2.0   # a cup the closer look still saw standing is not looked 
 CROWD = 3
 # a silver throw proposed from its ball this recently is the one a cup turned for the tally marks
 TALLY_AFTER_S = 60.0
+CLEAR_STANDING = 0.85   # a standing cup's surety (net.surety) the watch calls clear
 
 
 @dataclass
@@ -57,6 +61,13 @@ class Tracked:
     ball_last: float | None = None
     ball_proposed_at: float | None = None
     ball_blind: bool = False     # a ball seen in it from the start: not counted until seen empty
+    scores: list[float] = field(default_factory=list)   # how clear a standing cup its last looks saw
+
+    def clear(self) -> bool:
+        """The watch has seen this cup clearly standing (the median of its last looks): seen
+        turned over now, it was turned. A cup the network was never sure of stands oddly (a solid
+        cup's coloured inside in dim light can look turned over, rendered)."""
+        return len(self.scores) >= 3 and float(np.median(self.scores)) >= CLEAR_STANDING
 
 
 @dataclass
@@ -175,6 +186,7 @@ class CupWatch:
                 k.x, k.y = c.x, c.y
             k.seen_at = t
             k.clean_since, k.clean_frames = None, 0
+            k.scores = [*k.scores[-9:], c.score]
             # a ball counts only in a cup seen whole, its neighbours seen too (no hand, arm or
             # leaning player near it, nor their shadows)
             if c.score >= 0.85 and not self._neighbour_hidden(k, hidden):
@@ -188,9 +200,10 @@ class CupWatch:
                 continue
             # something over its place, or over a neighbour (an arm, a player leaning): wait
             blocked = crowd or self._neighbour_hidden(k, hidden)
-            # a cup of its colour turned over right on its place explains the place too (a made
-            # cup turned over, or the tally): its colours are no hand's
-            turned_here = self.reader.sees_turned and self.reader.turned_at(labels, k.cup, (k.x, k.y), 0.0) is not None
+            # a cup clearly seen standing and now seen turned over right on its place: that
+            # explains the place (a made cup turned over, or the tally; no hand's colours)
+            turned_here = self.reader.sees_turned and k.clear() \
+                and self.reader.turned_at(labels, k.cup, (k.x, k.y), 0.0) is not None
             if blocked or (not turned_here and self.reader.clean(labels, k.x, k.y) < 0.9):
                 k.clean_since, k.clean_frames = None, 0
                 continue
@@ -218,7 +231,7 @@ class CupWatch:
                     math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach for c in closer.upside_down)
                 quick_turned = self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None
                 if closer_turned or quick_turned:
-                    out.extend(self._turned_in_place(k, t, evidence, closer_turned or closer is None))
+                    out.extend(self._turned_in_place(k, t, evidence, (closer_turned or closer is None) and k.clear()))
                     continue
                 quick_tally, closer_tally = self._to_tally(k.side, k.cup), self._closer_tally(k.side, closer)
                 if quick_tally or closer_tally:
@@ -332,6 +345,11 @@ class CupWatch:
         if k.ball_blind:
             if ball:
                 k.ball_last = t
+            elif k.cup == "silver" and self.reader.sees_turned:
+                # a silver cup whose metal showed a "ball" at set-up shows one again now and then
+                # (a rendered test game's dim lamp proposed one): its balls are not trusted this
+                # game, and a silver throw is read from the cup then turned over for the tally
+                pass
             elif k.ball_last is None or t - k.ball_last >= 1.0:
                 k.ball_blind, k.ball_last = False, None
             return []

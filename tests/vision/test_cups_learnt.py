@@ -114,6 +114,20 @@ def test_a_cloth_of_a_cups_colour_is_no_cup_at_set_up() -> None:
         assert min(np.hypot(*(np.array(c["rim_centre_px"]) - p)) / max(c["rim_ellipse_px"]["axes"]) for c in mine) < 1, s
 
 
+def test_a_cup_named_in_its_neighbours_colour_is_learnt_in_the_colour_of_its_row() -> None:
+    """A validation render: the judge names one of side B's red party cups yellow under a hard
+    spot lamp, so side B showed 3 red and 5 yellow cups and the set-up was refused (a game with
+    no camera). That cup stands in the red row and out of the yellow one: it is red."""
+    meta = json.loads((SET_UPS / "meta" / "s082016_f0.json").read_text())
+    cal = learn(cv2.imread(str(SET_UPS / "images" / "s082016_f0.jpg")))
+    cups = [c for c in meta["cups"] if c["state"] == "standing"]
+    assert Counter((s.side, s.cup) for s in cal.slots) == Counter((c["side"], c["colour"]) for c in cups)
+    px = cal.project(np.array([[s.x, s.y, 0.0] for s in cal.slots]))
+    for s, p in zip(cal.slots, px, strict=True):
+        mine = [c for c in cups if (c["side"], c["colour"]) == (s.side, s.cup)]
+        assert min(np.hypot(*(np.array(c["rim_centre_px"]) - p)) / max(c["rim_ellipse_px"]["axes"]) for c in mine) < 1, s
+
+
 def test_a_table_set_up_is_learnt_stored_and_read_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every cup standing: the calibration names each side's cups, stores where they stand and
     that they were learnt, and the watch reads the same cups through the network."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 
 import cv2
@@ -54,6 +55,7 @@ from companion.vision.cups.reader import (
     SILVER_RING,
     UNKNOWN,
     CupReader,
+    CupSeen,
     side_where_it_stands,
 )
 from companion.vision.layout import COLOURS, CUPS, Layout, Slot
@@ -432,17 +434,15 @@ def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
         mine[colour] = {side: sorted((c for c in found.cups if c.cup == colour and c.side == side),
                                      key=lambda c: -(c.score + finder_sure.get((c.x, c.y), 0.0)))
                         for side in ("A", "B")}
-        n = 0
-        while n < min(len(mine[colour]["A"]), len(mine[colour]["B"])) \
-                and min(mine[colour]["A"][n].score, mine[colour]["B"][n].score) >= low:
-            n += 1
-        pairs[colour] = n
+        pairs[colour] = _pairs(mine[colour], low)
     # every colour stands the same number of cups a side (a row each: RULES.md, four): with the
     # judge, that number is the one most colours agree on (the most among equals: a set-up short
     # of cups is then refused, never learnt half); a colour with more pairs has found a
     # cup-coloured cloth or die, one with fewer lacks cups
     rows = max(Counter(pairs.values()).most_common(), key=lambda kv: (kv[1], kv[0]))[0] \
         if cupfinder.judge is not None else None
+    if rows is not None and _recoloured_by_rows(mine, rows, low, lambda c: -(c.score + finder_sure.get((c.x, c.y), 0.0))):
+        pairs = {colour: _pairs(mine[colour], low) for colour in COLOURS}
     for colour in COLOURS:
         n = pairs[colour] if rows is None else min(pairs[colour], rows)
         for side in ("A", "B"):
@@ -476,13 +476,73 @@ def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
     return replace(cal, layout=layout, slots=slots, view_plane=0.0, layout_given=False)
 
 
+def _pairs(mine: dict[str, list], low: float) -> int:
+    """How many of a colour's cups pair up across the sides: the k-th surest of each, both at
+    least ``low`` sure."""
+    n = 0
+    while n < min(len(mine["A"]), len(mine["B"])) and min(mine["A"][n].score, mine["B"][n].score) >= low:
+        n += 1
+    return n
+
+
+def _line(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The straight line through points (n × 2) that fits them best: a point on it, its direction."""
+    m = points.mean(axis=0)
+    _, _, vt = np.linalg.svd(points - m)
+    return m, vt[0]
+
+
+def _off_line(q: np.ndarray, line: tuple[np.ndarray, np.ndarray]) -> float:
+    m, u = line
+    d = q - m
+    return float(abs(d[0] * u[1] - d[1] * u[0]))
+
+
+def _recoloured_by_rows(mine: dict[str, dict[str, list]], rows: int, low: float,
+                        rank: Callable[[CupSeen], float]) -> bool:
+    """A side one cup short in one colour and one over in another, where one cup of the colour
+    over stands in the short colour's row and out of its own: that cup is of the short colour
+    (the judge named one party cup of a row under a spot lamp in its neighbour's colour, and the
+    set-up was refused). Each colour stands in a row of its own; a cup that fits both rows, or
+    none, or two such cups, change nothing (the set-up is then refused, as before)."""
+    changed = False
+    for side in ("A", "B"):
+        sure = {c: [k for k in mine[c][side] if k.score >= low] for c in COLOURS}
+        short = [c for c in COLOURS if len(sure[c]) == rows - 1]
+        over = [c for c in COLOURS if len(sure[c]) == rows + 1]
+        if len(short) != 1 or len(over) != 1 or rows < 3 \
+                or any(len(sure[c]) != rows for c in COLOURS if c not in (short[0], over[0])):
+            continue
+        want, extra = short[0], over[0]
+        row = np.array([(k.x, k.y) for k in sure[want]])
+        line = _line(row)
+        gaps = np.sort(np.array([(q - line[0]) @ line[1] for q in row]))
+        pitch = float(np.median(np.diff(gaps)))
+        fits = []
+        for k in sure[extra]:
+            q = np.array([k.x, k.y])
+            rest = np.array([(o.x, o.y) for o in sure[extra] if o is not k])
+            own = _line(rest)
+            along = (q - line[0]) @ line[1]
+            if _off_line(q, line) < 0.25 * pitch and _off_line(q, own) > 0.6 * pitch \
+                    and max(_off_line(r, own) for r in rest) < 0.25 * pitch \
+                    and gaps[0] - 1.5 * pitch < along < gaps[-1] + 1.5 * pitch:
+                fits.append(k)
+        if len(fits) == 1:
+            k = fits[0]
+            mine[extra][side].remove(k)
+            mine[want][side].append(replace(k, cup=want))
+            mine[want][side].sort(key=rank)
+            changed = True
+    return changed
+
+
 def _one_silver_a_side(found, cupfinder, eye: np.ndarray, width: float, depth: float) -> None:
     """A set-up has one silver cup a side (RULES.md E): on each side the place the network finds
     most silver-like (silver's own map, however unsure) is the silver cup, whatever colour it
     called it there (a grey cup's pale wall passes for a light blue one); other silver finds on
     that side are something else (a phone, a coin's shine)."""
     from companion.vision.cups.net import APART_MM, KINDS, STRIDE, stands_at, view_to_mm
-    from companion.vision.cups.reader import CupSeen
 
     heat = cupfinder.last_heat[KINDS.index(("standing", "silver"))]
     jj = np.arange(heat.shape[1]) * STRIDE + STRIDE / 2 - 0.5

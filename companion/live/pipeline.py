@@ -223,7 +223,7 @@ class TableVision:
         self.cal = cal
         # cups are watched where they were learnt from the camera, or where a hand-written layout
         # puts them; a calibration from the markers alone has none yet (learnt at a game's start)
-        self.cups = CupWatch(cal, silver_active=self.silver_active) \
+        self.cups = CupWatch(cal, turned_is_tally=self.turned_is_tally) \
             if cal.view_plane is not None or cal.layout_given or not self.learn_cups else None
         self.dice = DiceStep(cal, profiles=self.profiles, reader=self.reader)
         self.status = f"calibrated ({how}, {cal.error_mm:.1f} mm)"
@@ -281,7 +281,7 @@ class TableVision:
         cal = replace(cal, made_under=self._made_under(frame))
         self._store(cal)
         self.cal = cal
-        self.cups = CupWatch(cal, silver_active=self.silver_active)
+        self.cups = CupWatch(cal, turned_is_tally=self.turned_is_tally)
         self.dice = DiceStep(cal, profiles=self.profiles, reader=self.reader)
         self.status = f"calibrated (cups learnt: {len(cal.slots)} cups, {cal.error_mm:.1f} mm)"
         log.info("table vision: %s", self.status)
@@ -356,14 +356,19 @@ class TableVision:
             out += self.cups.feed(frame, t)
         return out
 
-    def silver_active(self, side: str) -> bool | None:
-        """Whether the game says this side's Silver Cup Rule is in effect (the cup watch tells a
-        cup turned for the silver tally from a made cup by it); None outside a 21 Exact game."""
+    def turned_is_tally(self, side: str, cup: str) -> bool | None:
+        """Whether the game says a cup of this side and colour turned over where it stood is the
+        silver tally, not that cup made: the side's Silver Cup Rule is in effect (E10) and the
+        cup's value is more than the side needs (it cannot have been made, E8). None outside a
+        21 Exact game."""
         state = self.state()
         if state.get("game") != "exact21":
             return None
-        active = ((state.get("detail") or {}).get("sides") or {}).get(side, {}).get("silver_active")
-        return None if active is None else bool(active)
+        mine = ((state.get("detail") or {}).get("sides") or {}).get(side)
+        if not mine or mine.get("silver_active") is None:
+            return None
+        value = (mine.get("values") or {}).get(cup)
+        return bool(mine["silver_active"]) and (value is None or value > mine.get("need", 21))
 
     def state(self) -> Mapping[str, Any]:
         """The table's state, rebuilt only when the table has changed: a full state costs

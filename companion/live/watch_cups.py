@@ -8,7 +8,8 @@
   the same throw, not a second one).
 - A cup turned upside down says a throw happened even when its ball was never seen (deep in a
   translucent cup, on a silver cup's metal): one more cup turned on a side's tally, or a cup
-  turned where it stood while that side's Silver Cup Rule is in effect, is the silver cup made
+  turned where it stood while that side's Silver Cup Rule is in effect (and the cup could not
+  have been made), is the silver cup made
   (the sheet: "each time the silver cup is made, turn one of any unused colour cups upside
   down"); a cup turned where it stood otherwise is that cup made (tables that turn made cups over
   instead of taking them out). Not again when that throw was already proposed from its ball;
@@ -77,9 +78,10 @@ class CupWatch:
     ball_s: float = 0.5          # a ball resting this long in a cup: a throw for that cup
     check_every_s: float = 1.0   # how often the markers are checked (camera moved?)
     strict: bool = False         # raise CameraMoved instead of only stopping and saying so
-    # the game's word on whether a side's Silver Cup Rule is in effect (RULES.md E10), None when
-    # it has none: it tells a cup turned where it stood for the silver tally from a made cup
-    silver_active: Callable[[str], bool | None] | None = None
+    # the game's word on whether a cup of a side and colour turned over where it stood is the
+    # silver tally (its Silver Cup Rule in effect, RULES.md E10, and the cup too dear to have been
+    # made) rather than that cup made; None when there is no game to ask
+    turned_is_tally: Callable[[str, str], bool | None] | None = None
     status: str = "starting"
     moved: bool = False
     tracked: list[Tracked] = field(default_factory=list)
@@ -252,10 +254,10 @@ class CupWatch:
         return out
 
     def _turned_in_place(self, k: Tracked, t: float, evidence: dict[str, Any], sure: bool) -> list[Proposed]:
-        """A cup turned over where it stood: the silver tally where the side's Silver Cup Rule is
-        in effect (or a silver throw awaits its tally cup), else that cup made and turned over.
+        """A cup turned over where it stood: the silver tally where the game says so (or a silver
+        throw awaits its tally cup), else that cup made and turned over.
         Not ``sure`` (the closer look does not see it turned): nothing is proposed."""
-        active = self.silver_active(k.side) if self.silver_active is not None else None
+        active = self.turned_is_tally(k.side, k.cup) if self.turned_is_tally is not None else None
         if active or self._silver_marked(k.side, t, peek=True):
             return self._tally_cup(k, t, evidence, "cup turned over where it stood, for the tally", sure)
         if active is None or not sure:

@@ -239,7 +239,7 @@ def test_a_cup_turned_over_where_it_stood_with_no_ball_seen_is_the_throw_the_gam
 
     s.reach(target.x, target.y, 1.2, at_middle=turn)
     s.hold(1.5)
-    out, w = watch(s, silver_active=lambda side: active and side == "A")
+    out, w = watch(s, turned_is_tally=lambda side, cup: active and side == "A")
     assert [p.event for _, p in out] == [{"type": "throw", "side": "A", "cup": thrown}]
     assert out[0][1].evidence["slot"] == "A.red.0"
 
@@ -257,7 +257,7 @@ def test_the_tally_cup_of_a_silver_throw_already_proposed_is_not_a_second_throw(
 
     s.reach(target.x, target.y, 1.2, at_middle=turn)
     s.hold(1.5)
-    out, w = watch(s, silver_active=lambda side: True)
+    out, w = watch(s, turned_is_tally=lambda side, cup: True)
     assert [p.event for _, p in out] == [{"type": "throw", "side": "A", "cup": "silver"}]
     assert out[0][1].evidence["how"] == "ball in cup"
     assert any("its silver throw was proposed" in entry["what"] for entry in w.log)

@@ -184,3 +184,35 @@ def test_a_table_with_no_cups_is_calibrated_for_the_dice(tmp_path: Path, capsys:
     cal = Calibration.load(out)
     assert cal.view_plane is None and not cal.layout_given
     assert abs(cal.layout.table_h - LAYOUT.table_h) < 0.03 * LAYOUT.table_h
+
+
+def _row_cups(side: str, rows: dict[str, float], n: int = 4, pitch: float = 100.0) -> dict[str, dict[str, list]]:
+    """Each colour's cups of one side in a row of its own (x fixed, y apart by ``pitch``); the
+    other side the same, whole."""
+    from companion.vision.cups.reader import CupSeen
+
+    mine: dict[str, dict[str, list]] = {}
+    for colour, x in rows.items():
+        mine[colour] = {s: [CupSeen(s, colour, x + (0 if s == "A" else 900), 100 + i * pitch, [], 1.0) for i in range(n)]
+                        for s in ("A", "B")}
+    return mine
+
+
+@pytest.mark.parametrize(("where", "renamed"), [((300.0, 400.0), True),     # in the red row, out of the yellow
+                                                ((350.0, 400.0), False),    # between the rows
+                                                ((300.0, 900.0), False)])   # past the red row's end
+def test_a_cup_is_learnt_in_another_colour_only_where_it_stands_in_that_colours_row(where, renamed) -> None:
+    """Side A shows 3 red cups and 5 yellow ones: a yellow find standing in the red row (where the
+    fourth red one is missing) and out of the yellow row is red; one in neither row, or far past
+    the row's end, changes nothing (the set-up is then refused, naming side A's red cups)."""
+    from companion.vision.cups.discover import _recoloured_by_rows
+    from companion.vision.cups.reader import CupSeen
+
+    mine = _row_cups("A", {"blue": 100.0, "green": 200.0, "red": 300.0, "yellow": 400.0})
+    mine["red"]["A"] = [c for c in mine["red"]["A"] if c.y != 400.0]
+    mine["yellow"]["A"].append(CupSeen("A", "yellow", where[0], where[1], [], 0.99))
+    changed = _recoloured_by_rows(mine, 4, 0.2, lambda c: -c.score)
+    assert changed is renamed
+    assert (len(mine["red"]["A"]), len(mine["yellow"]["A"])) == ((4, 4) if renamed else (3, 5))
+    if renamed:
+        assert any(c.cup == "red" and (c.x, c.y) == where for c in mine["red"]["A"])

@@ -52,6 +52,13 @@ class Script:
             hand = Hand(x, -260 + (y + 260) * a, z + (1 - a) * 150, width, palm, from_x=x + 40)
             self.scenes.append(Scene(tuple(self.cups), self.dice, (ball,) if ball else (), (hand,)))
 
+    def turn_over(self, cup: Cup) -> None:
+        """A hand turns the cup upside down where it stands."""
+        def turn() -> None:
+            self.cups[self.cups.index(cup)] = Cup(cup.side, cup.cup, cup.x, cup.y, upright=False)
+
+        self.reach(cup.x, cup.y, 1.2, at_middle=turn)
+
     def fly(self, x0: float, x1: float, y1: float, z1: float, seconds: float = 0.7) -> None:
         n = int(round(seconds * FPS))
         for i in range(1, n + 1):
@@ -211,10 +218,7 @@ def test_with_no_game_to_ask_a_cup_turned_upside_down_is_not_an_event() -> None:
     s.hold(0.5)
     target = s.cup("A", "red", 0)
 
-    def turn() -> None:
-        s.cups[s.cups.index(target)] = Cup(target.side, target.cup, target.x, target.y, upright=False)
-
-    s.reach(target.x, target.y, 1.2, at_middle=turn)
+    s.turn_over(target)
     tx, ty = LAYOUT.tally_spot("B")
     s.reach(tx, ty, 1.0, at_middle=lambda: s.cups.append(Cup("B", "blue", tx, ty, upright=False)))
     s.hold(1.5)
@@ -234,10 +238,7 @@ def test_a_cup_turned_over_where_it_stood_with_no_ball_seen_is_the_throw_the_gam
     s.hold(0.5)
     target = s.cup("A", "red", 0)
 
-    def turn() -> None:
-        s.cups[s.cups.index(target)] = Cup(target.side, target.cup, target.x, target.y, upright=False)
-
-    s.reach(target.x, target.y, 1.2, at_middle=turn)
+    s.turn_over(target)
     s.hold(1.5)
     out, w = watch(s, turned_is_tally=lambda side, cup: active and side == "A")
     assert [p.event for _, p in out] == [{"type": "throw", "side": "A", "cup": thrown}]
@@ -252,10 +253,7 @@ def test_the_tally_cup_of_a_silver_throw_already_proposed_is_not_a_second_throw(
     s.reach(silver.x, silver.y, 1.0, ball=s.ball_in(silver))      # the ball taken out
     target = s.cup("A", "blue", 2)
 
-    def turn() -> None:
-        s.cups[s.cups.index(target)] = Cup(target.side, target.cup, target.x, target.y, upright=False)
-
-    s.reach(target.x, target.y, 1.2, at_middle=turn)
+    s.turn_over(target)
     s.hold(1.5)
     out, w = watch(s, turned_is_tally=lambda side, cup: True)
     assert [p.event for _, p in out] == [{"type": "throw", "side": "A", "cup": "silver"}]

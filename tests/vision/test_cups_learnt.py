@@ -99,33 +99,32 @@ def test_metal_cups_glints_and_loose_balls_are_not_throws(capsys: pytest.Capture
 SET_UPS = Path(__file__).parents[1] / "data" / "cups-setups"
 
 
-def test_a_cloth_of_a_cups_colour_is_no_cup_at_set_up() -> None:
-    """Blue speckle cloth in the cups' shadows looks to the judge as sure a blue cup as the cups
-    (a validation render): counting it, five to seven blue cups a side were found and the set-up
-    refused. Every colour stands the same number of cups a side, so the blue extras are left out,
-    and every cup is learnt where it stands, on its side, in its colour."""
-    meta = json.loads((SET_UPS / "meta" / "s082005_f0.json").read_text())
-    cal = learn(cv2.imread(str(SET_UPS / "images" / "s082005_f0.jpg")))
+def assert_learnt_as_labelled(name: str) -> None:
+    """The set-up ``name`` of tests/data/cups-setups is learnt whole: every standing cup has its
+    slot, on its side, in its colour, where its rim shows; nothing else."""
+    meta = json.loads((SET_UPS / "meta" / f"{name}.json").read_text())
+    cal = learn(cv2.imread(str(SET_UPS / "images" / f"{name}.jpg")))
     cups = [c for c in meta["cups"] if c["state"] == "standing"]
     assert Counter((s.side, s.cup) for s in cal.slots) == Counter((c["side"], c["colour"]) for c in cups)
     px = cal.project(np.array([[s.x, s.y, 0.0] for s in cal.slots]))
     for s, p in zip(cal.slots, px, strict=True):
         mine = [c for c in cups if (c["side"], c["colour"]) == (s.side, s.cup)]
         assert min(np.hypot(*(np.array(c["rim_centre_px"]) - p)) / max(c["rim_ellipse_px"]["axes"]) for c in mine) < 1, s
+
+
+def test_a_cloth_of_a_cups_colour_is_no_cup_at_set_up() -> None:
+    """Blue speckle cloth in the cups' shadows looks to the judge as sure a blue cup as the cups
+    (a validation render): counting it, five to seven blue cups a side were found and the set-up
+    refused. Every colour stands the same number of cups a side, so the blue extras are left out,
+    and every cup is learnt where it stands, on its side, in its colour."""
+    assert_learnt_as_labelled("s082005_f0")
 
 
 def test_a_cup_named_in_its_neighbours_colour_is_learnt_in_the_colour_of_its_row() -> None:
     """A validation render: the judge names one of side B's red party cups yellow under a hard
     spot lamp, so side B showed 3 red and 5 yellow cups and the set-up was refused (a game with
     no camera). That cup stands in the red row and out of the yellow one: it is red."""
-    meta = json.loads((SET_UPS / "meta" / "s082016_f0.json").read_text())
-    cal = learn(cv2.imread(str(SET_UPS / "images" / "s082016_f0.jpg")))
-    cups = [c for c in meta["cups"] if c["state"] == "standing"]
-    assert Counter((s.side, s.cup) for s in cal.slots) == Counter((c["side"], c["colour"]) for c in cups)
-    px = cal.project(np.array([[s.x, s.y, 0.0] for s in cal.slots]))
-    for s, p in zip(cal.slots, px, strict=True):
-        mine = [c for c in cups if (c["side"], c["colour"]) == (s.side, s.cup)]
-        assert min(np.hypot(*(np.array(c["rim_centre_px"]) - p)) / max(c["rim_ellipse_px"]["axes"]) for c in mine) < 1, s
+    assert_learnt_as_labelled("s082016_f0")
 
 
 def test_a_table_set_up_is_learnt_stored_and_read_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

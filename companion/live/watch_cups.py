@@ -258,7 +258,9 @@ class CupWatch:
         throw awaits its tally cup), else that cup made and turned over.
         Not ``sure`` (the closer look does not see it turned): nothing is proposed."""
         active = self.turned_is_tally(k.side, k.cup) if self.turned_is_tally is not None else None
-        if active or self._silver_marked(k.side, t, peek=True):
+        # (a silver throw proposed a little before marks no cup the game says could be made: it
+        # was a silver cup made while the rule was not in effect, and no cup is turned for it)
+        if active or (active is None and self._silver_marked(k.side, t, peek=True)):
             return self._tally_cup(k, t, evidence, "cup turned over where it stood, for the tally", sure)
         if active is None or not sure:
             # no game to ask, or only the quick look sees it turned (a cup coloured inside can

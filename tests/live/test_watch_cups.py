@@ -293,3 +293,19 @@ def test_a_rendered_game_with_nasty_moments_gives_exactly_its_throws() -> None:
     assert [(e["side"], e["cup"]) for _, e in out] == [(x.side, x.cup) for x in seq.truth]
     for (t, _), truth in zip(out, seq.truth, strict=True):
         assert 0 < t - truth.t <= 1.0
+
+
+def test_a_silver_cup_made_while_its_rule_is_not_in_effect_leaves_the_next_turned_cup_a_made_cup() -> None:
+    """No cup is turned for a silver cup made while the rule is not in effect (E11: nothing
+    happens): a cup of that side turned over where it stood soon after, which the game says could
+    be made, is that cup made, not the tally of the silver throw."""
+    s = Script(LOOKS[0])
+    s.hold(0.5)
+    silver = s.cup("A", "silver")
+    s.hold(1.2, (s.ball_in(silver),))
+    s.reach(silver.x, silver.y, 1.0, ball=s.ball_in(silver))
+    s.turn_over(s.cup("A", "blue", 2))
+    s.hold(1.5)
+    out, _ = watch(s, turned_is_tally=lambda side, cup: False)
+    assert [p.event for _, p in out] == [{"type": "throw", "side": "A", "cup": "silver"},
+                                         {"type": "throw", "side": "A", "cup": "blue"}]

@@ -127,6 +127,15 @@ def test_a_cup_named_in_its_neighbours_colour_is_learnt_in_the_colour_of_its_row
     assert_learnt_as_labelled("s082016_f0")
 
 
+def test_a_cup_found_out_of_its_colours_row_refuses_the_set_up_instead_of_learning_it_wrong() -> None:
+    """A validation render: the judge takes a green flower of the print for side A's third green
+    cup and misses the real one. The counts agree, so the set-up was learnt wrong (a cup watched
+    where none stands). Each colour stands in a row: the set-up is refused, saying where."""
+    with pytest.raises(CalibrationError, match="side A: a green cup found out of the green row") as err:
+        learn(cv2.imread(str(SET_UPS / "images" / "s071602.jpg")))
+    assert err.value.code == "CUPS_NOT_FOUND"
+
+
 def test_a_table_set_up_is_learnt_stored_and_read_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every cup standing: the calibration names each side's cups, stores where they stand and
     that they were learnt, and the watch reads the same cups through the network."""

@@ -136,6 +136,14 @@ def test_a_cup_found_out_of_its_colours_row_refuses_the_set_up_instead_of_learni
     assert err.value.code == "CUPS_NOT_FOUND"
 
 
+def test_a_silver_cup_found_away_from_its_sides_cups_refuses_the_set_up() -> None:
+    """A rendered test set-up: side A's silver cup was learnt at a shine two pitches and more from
+    every colour cup, the real one missed (a silver cup watched where none stands). The sheet
+    stands it between the red and yellow rows: the set-up is refused, saying which side."""
+    with pytest.raises(CalibrationError, match="side A: no silver cup found beside its coloured cups"):
+        learn(cv2.imread(str(SET_UPS / "images" / "s086003_f0.jpg")))
+
+
 def test_a_table_set_up_is_learnt_stored_and_read_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every cup standing: the calibration names each side's cups, stores where they stand and
     that they were learnt, and the watch reads the same cups through the network."""

@@ -464,7 +464,7 @@ def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
     for c in sorted(kept, key=lambda c: (c.side, c.cup, -c.y, c.x)):
         slots.append(Slot(c.side, c.cup, count[(c.side, c.cup)], c.x, c.y))
         count[(c.side, c.cup)] += 1
-    stray = _out_of_row(slots)
+    stray = _out_of_row(slots) + _silver_astray(slots)
     if stray:
         raise CalibrationError("CUPS_NOT_FOUND", "; ".join(stray) + ": " + STAND_EVERY_CUP)
     xy = np.array([(s.x, s.y) for s in slots]).reshape(-1, 2)
@@ -524,6 +524,29 @@ def _out_of_row(slots: list[Slot]) -> list[str]:
                 if pitch > 0 and _off_line(pts[i], line) > ROW_STRAY * pitch:
                     out.append(f"side {side}: a {colour} cup found out of the {colour} row")
                     break
+    return out
+
+
+SILVER_NEAR = 1.8   # the silver cup's nearest colour cup is at most this many of the side's pitches away
+
+
+def _silver_astray(slots: list[Slot]) -> list[str]:
+    """The sheet stands each side's silver cup between its red and yellow rows: a silver cup
+    learnt farther from every colour cup of its side than SILVER_NEAR pitches is something else
+    (a shine on the table) and the real one was missed, so the set-up is refused. Silver cups of
+    the validation set-ups stand at most 1.36 pitches from their nearest colour cup."""
+    out = []
+    for side in ("A", "B"):
+        colour = np.array([(s.x, s.y) for s in slots if s.side == side and s.cup != "silver"]).reshape(-1, 2)
+        silver = [(s.x, s.y) for s in slots if s.side == side and s.cup == "silver"]
+        if len(colour) < 2 or not silver:
+            continue
+        d = np.hypot(colour[:, None, 0] - colour[None, :, 0], colour[:, None, 1] - colour[None, :, 1])
+        np.fill_diagonal(d, np.inf)
+        pitch = float(np.median(d.min(axis=1)))
+        near = float(np.hypot(*(colour - np.array(silver[0])).T).min())
+        if near > SILVER_NEAR * pitch:
+            out.append(f"side {side}: no silver cup found beside its coloured cups")
     return out
 
 

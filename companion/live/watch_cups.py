@@ -257,12 +257,12 @@ class CupWatch:
         """A cup turned over where it stood: the silver tally where the game says so (or a silver
         throw awaits its tally cup), else that cup made and turned over.
         Not ``sure`` (the closer look does not see it turned): nothing is proposed."""
-        active = self.turned_is_tally(k.side, k.cup) if self.turned_is_tally is not None else None
+        tally = self.turned_is_tally(k.side, k.cup) if self.turned_is_tally is not None else None
         # (a silver throw proposed a little before marks no cup the game says could be made: it
         # was a silver cup made while the rule was not in effect, and no cup is turned for it)
-        if active or (active is None and self._silver_marked(k.side, t, peek=True)):
+        if tally or (tally is None and self._silver_marked(k.side, t, peek=True)):
             return self._tally_cup(k, t, evidence, "cup turned over where it stood, for the tally", sure)
-        if active is None or not sure:
+        if tally is None or not sure:
             # no game to ask, or only the quick look sees it turned (a cup coloured inside can
             # look so): a turned cup is the tally, as before, and proposes nothing
             self.log.append({"t": t, "slot": k.slot, "what": "cup turned upside down: not an event"})

@@ -429,10 +429,13 @@ def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
     # how sure of each: the judge's, and among places it is as sure of (a bare cloth of a cup's
     # colour can look to it as sure as a cup), the finder's, which saw the table round them
     finder_sure = {(f.x, f.y): float(f.kinds.max()) for f in finds if f.kinds is not None}
+
+    def rank(c: CupSeen) -> float:
+        return -(c.score + finder_sure.get((c.x, c.y), 0.0))
+
     mine, pairs = {}, {}
     for colour in COLOURS:
-        mine[colour] = {side: sorted((c for c in found.cups if c.cup == colour and c.side == side),
-                                     key=lambda c: -(c.score + finder_sure.get((c.x, c.y), 0.0)))
+        mine[colour] = {side: sorted((c for c in found.cups if c.cup == colour and c.side == side), key=rank)
                         for side in ("A", "B")}
         pairs[colour] = _pairs(mine[colour], low)
     # every colour stands the same number of cups a side (a row each: RULES.md, four): with the
@@ -441,7 +444,7 @@ def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
     # cup-coloured cloth or die, one with fewer lacks cups
     rows = max(Counter(pairs.values()).most_common(), key=lambda kv: (kv[1], kv[0]))[0] \
         if cupfinder.judge is not None else None
-    if rows is not None and _recoloured_by_rows(mine, rows, low, lambda c: -(c.score + finder_sure.get((c.x, c.y), 0.0))):
+    if rows is not None and _recoloured_by_rows(mine, rows, low, rank):
         pairs = {colour: _pairs(mine[colour], low) for colour in COLOURS}
     for colour in COLOURS:
         n = pairs[colour] if rows is None else min(pairs[colour], rows)
@@ -468,11 +471,7 @@ def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
     if stray:
         raise CalibrationError("CUPS_NOT_FOUND", "; ".join(stray) + ": " + STAND_EVERY_CUP)
     xy = np.array([(s.x, s.y) for s in slots]).reshape(-1, 2)
-    rim = DEFAULT.rim_d
-    if len(xy) >= 2:
-        d = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
-        np.fill_diagonal(d, np.inf)
-        rim = float(np.clip(0.92 * np.median(d.min(axis=1)), 60.0, 150.0))
+    rim = float(np.clip(0.92 * _spacing(xy), 60.0, 150.0)) if len(xy) >= 2 else DEFAULT.rim_d
     per_row = max([n for (_, cup), n in count.items() if cup != "silver"], default=DEFAULT.cups_per_row)
     layout = replace(cal.layout, rim_d=rim, base_d=rim * DEFAULT.base_d / DEFAULT.rim_d, cup_h=CUP_H_MM,
                      cups_per_row=per_row)
@@ -501,6 +500,20 @@ def _off_line(q: np.ndarray, line: tuple[np.ndarray, np.ndarray]) -> float:
     return float(abs(d[0] * u[1] - d[1] * u[0]))
 
 
+def _along(points: np.ndarray, line: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, float]:
+    """Where points (n × 2, n ≥ 2) stand along a line, in order, and their median step (a row's pitch)."""
+    at = np.sort((points - line[0]) @ line[1])
+    return at, float(np.median(np.diff(at)))
+
+
+def _spacing(xy: np.ndarray) -> float:
+    """The median distance from each point (n × 2, n ≥ 2) to its nearest neighbour: how far apart
+    neighbouring cups stand."""
+    d = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
+    np.fill_diagonal(d, np.inf)
+    return float(np.median(d.min(axis=1)))
+
+
 ROW_STRAY = 0.5   # a cup this many of its row's pitches off the line through the others is not in it
 
 
@@ -520,7 +533,7 @@ def _out_of_row(slots: list[Slot]) -> list[str]:
             for i in range(len(pts)):
                 rest = np.delete(pts, i, axis=0)
                 line = _line(rest)
-                pitch = float(np.median(np.diff(np.sort((rest - line[0]) @ line[1]))))
+                _, pitch = _along(rest, line)
                 if pitch > 0 and _off_line(pts[i], line) > ROW_STRAY * pitch:
                     out.append(f"side {side}: a {colour} cup found out of the {colour} row")
                     break
@@ -541,11 +554,8 @@ def _silver_astray(slots: list[Slot]) -> list[str]:
         silver = [(s.x, s.y) for s in slots if s.side == side and s.cup == "silver"]
         if len(colour) < 2 or not silver:
             continue
-        d = np.hypot(colour[:, None, 0] - colour[None, :, 0], colour[:, None, 1] - colour[None, :, 1])
-        np.fill_diagonal(d, np.inf)
-        pitch = float(np.median(d.min(axis=1)))
         near = float(np.hypot(*(colour - np.array(silver[0])).T).min())
-        if near > SILVER_NEAR * pitch:
+        if near > SILVER_NEAR * _spacing(colour):
             out.append(f"side {side}: no silver cup found beside its coloured cups")
     return out
 
@@ -568,8 +578,7 @@ def _recoloured_by_rows(mine: dict[str, dict[str, list]], rows: int, low: float,
         want, extra = short[0], over[0]
         row = np.array([(k.x, k.y) for k in sure[want]])
         line = _line(row)
-        gaps = np.sort(np.array([(q - line[0]) @ line[1] for q in row]))
-        pitch = float(np.median(np.diff(gaps)))
+        gaps, pitch = _along(row, line)
         fits = []
         for k in sure[extra]:
             q = np.array([k.x, k.y])

@@ -1,0 +1,78 @@
+"""Why the dice reader misses the dice it misses, on labelled folders (not imported at runtime)::
+
+    .venv/bin/python -m tools.train.dice_misses DIR [DIR ...] [--list]
+
+Each photo is read as ``companion bench dice`` reads it (``read_photo``, the same matching). For
+every labelled die not found it asks the two networks again: does the finder propose it at the
+first look (heat at 0.5 of the frame) or at the scale that suits its size, and what does the
+reader say of a crop cut at the label's own box and at the finder's proposal? The misses are
+counted by cause: the finder blind to it, the reader's "not a die" even at the label (the
+reader), a proposal the reader rejects (the finder's size or centre), and by size. ``--list``
+prints each photo's misses, wrong values and extras.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.bench.dice import load_labelled, match
+from companion.vision.dice.reader import DiceReader, crop_die, read_photo
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dirs", nargs="+", type=Path)
+    ap.add_argument("--list", action="store_true", help="each photo's misses, wrong values and extras")
+    a = ap.parse_args()
+    r = DiceReader()
+    tot: Counter[str] = Counter()
+    causes: Counter[str] = Counter()
+    sizes: Counter[str] = Counter()
+    for d in a.dirs:
+        for img, labels in load_labelled(d, "all"):
+            f = cv2.imread(str(img))
+            dice = read_photo(r, f)
+            pairs, missed, extra = match(dice, labels)
+            wrong = [(i, j) for i, j in pairs if dice[j].value != labels[i][0]]
+            tot.update(labelled=len(labels), right=len(pairs) - len(wrong), wrong=len(wrong), missed=len(missed),
+                       extra=len(extra))
+            lines = []
+            for i in missed:
+                v, x0, y0, x1, y1 = labels[i]
+                cx, cy, s = (x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0))
+                at_label = r._classify([crop_die(f, cx, cy, s, r.crop, r.crop_scale)])[0]
+                first = [c for c in r.candidates(f, 0.5) if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
+                fit = [c for c in r.candidates(f, min(1.0, 19 / s)) if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
+                if 1 - at_label[0] < 0.5:
+                    cause = "the reader: not a die even at the label's box"
+                elif not first and not fit:
+                    cause = "the finder: not proposed"
+                else:
+                    cause = "proposed, but the reader rejects the finder's crop (size or centre)"
+                causes[cause] += 1
+                sizes["under 26 px" if s < 26 else "26 px or more"] += 1
+                c = max(first, key=lambda q: q[3]) if first else None
+                lines.append(f"  missed {int(v)} ({s:.0f} px at {cx:.0f},{cy:.0f}): at the label "
+                             f"{'not a die' if at_label[0] > 0.5 else int(np.argmax(at_label[1:])) + 1} "
+                             f"({1 - at_label[0]:.2f}); proposed " + (f"{c[2]:.0f} px, heat {c[3]:.2f}" if c else "no"))
+            lines += [f"  read {dice[j].value} for a {int(labels[i][0])} ({dice[j].confidence:.2f})" for i, j in wrong]
+            lines += [f"  extra {dice[j].value} ({dice[j].confidence:.2f}) at {dice[j].center[0]:.0f},"
+                      f"{dice[j].center[1]:.0f}, {dice[j].size:.0f} px" for j in extra]
+            if a.list and lines:
+                print(img.name + "\n" + "\n".join(lines))
+    n, det = tot["labelled"], tot["right"] + tot["wrong"] + tot["extra"]
+    print(f"{n} dice: {tot['right']} right, {tot['wrong']} wrong, {tot['missed']} missed, {tot['extra']} extra; "
+          f"F1 {2 * tot['right'] / max(1, n + det):.3f}")
+    for k, v in causes.most_common():
+        print(f"missed, {k}: {v}")
+    print("missed by size: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -32,7 +32,7 @@ from companion.vision.cups.net import finder
 from companion.vision.cups.reader import paper_gains
 from tools.train.train_cups import calibrated, drawn_table
 from tools.train.train_cups import photometric as cup_photometric
-from tools.train.train_dice import conv, schedule
+from tools.train.train_dice import conv, freeze_norms, from_onnx, schedule
 
 CLASS_INDEX = {c: i for i, c in enumerate(CLASSES)}
 CACHE = "judge-patches.npz"
@@ -235,12 +235,16 @@ def evaluate(net: nn.Module, data: dict[str, np.ndarray]) -> str:
 
 
 def train(data: dict[str, np.ndarray], val: dict[str, np.ndarray] | None, minutes: float, steps: int | None,
-          size: int, seed: int, device: str, lr: float, width: float = 1.0, init: Path | None = None) -> JudgeNet:
+          size: int, seed: int, device: str, lr: float, width: float = 1.0, init: Path | None = None,
+          init_onnx: Path | None = None) -> JudgeNet:
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     net = JudgeNet(width)
     if init is not None:   # go on from an earlier run (its .pt beside its ONNX)
         net.load_state_dict(torch.load(init))
+    if init_onnx is not None:   # a shipped judge whose training state was not kept: its norms stay as exported
+        from_onnx(init_onnx, net)
+        freeze_norms(net)
     net = net.to(device)
     opt = torch.optim.AdamW(net.parameters(), lr, weight_decay=1e-4)
     # balls and cups turned over are few (a game has a handful): seen four times as often
@@ -261,6 +265,8 @@ def train(data: dict[str, np.ndarray], val: dict[str, np.ndarray] | None, minute
             print(f"step {step} {time.time() - t0:.0f}s loss {loss.item():.3f}", flush=True)
         if val is not None and step % 1000 == 0 and step:
             print("  validation: " + evaluate(net.cpu(), val), flush=True)
+            if init_onnx is not None:
+                freeze_norms(net)
             net.to(device)
     print(f"{step} steps of {size} patches in {time.time() - t0:.0f} s (--steps {step} repeats it)", flush=True)
     return net.cpu()
@@ -294,6 +300,7 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--width", type=float, default=1.0, help="the network's channels, times this")
     ap.add_argument("--init", type=Path, help="weights (.pt) of an earlier run to go on from")
+    ap.add_argument("--init-onnx", type=Path, help="start from an exported judge (its batch norms kept as they are)")
     ap.add_argument("--out", type=Path, default=MODELS / "cup-judge.onnx")
     ap.add_argument("--cut-only", action="store_true", help="cut the patches and stop")
     a = ap.parse_args()
@@ -311,7 +318,7 @@ def main() -> None:
           f"{int((data['ball'] == 1).sum())} with a ball; cut in {time.time() - t0:.0f} s", flush=True)
     if a.cut_only:
         return
-    net = train(data, val, a.minutes, a.steps, a.batch, a.seed, a.device, a.lr, a.width, a.init)
+    net = train(data, val, a.minutes, a.steps, a.batch, a.seed, a.device, a.lr, a.width, a.init, a.init_onnx)
     if val is not None:
         print("validation: " + evaluate(net, val), flush=True)
     export(net, a.out)

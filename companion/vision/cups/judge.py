@@ -81,16 +81,20 @@ class CupJudge:
     def available(model: Path = MODELS / MODEL) -> bool:
         return model.exists()
 
-    def patches(self, frame: np.ndarray, cal, places: list[tuple[float, float]]) -> np.ndarray:
-        gains = paper_gains(cal.paper_white(frame))
+    def patches(self, frame: np.ndarray, cal, places: list[tuple[float, float]],
+                gains: np.ndarray | None = None) -> np.ndarray:
+        gains = paper_gains(cal.paper_white(frame)) if gains is None else gains
         return np.stack([patch(frame, patch_matrix(cal.homography, x, y, up_direction(cal, x, y)), gains)
                          for x, y in places]) if places else np.zeros((0, SIZE, SIZE, 3), np.uint8)
 
-    def judge(self, frame: np.ndarray, cal, places: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
-        """(class probabilities (N, len(CLASSES)), ball probability (N,)) for each place."""
+    def judge(self, frame: np.ndarray, cal, places: list[tuple[float, float]],
+              gains: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(class probabilities (N, len(CLASSES)), ball probability (N,)) for each place;
+        ``gains``: the paper's (:func:`paper_gains`) when already measured, else measured on
+        this frame."""
         if not places:
             return np.zeros((0, len(CLASSES))), np.zeros(0)
-        blob = self.patches(frame, cal, places).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
+        blob = self.patches(frame, cal, places, gains).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
         self.net.setInput(np.ascontiguousarray(blob))
         out = self.net.forward().reshape(len(places), -1).astype(np.float64)
         again = np.flatnonzero(out[:, len(CLASSES)] > MIRROR_FROM) if BALL_MIRROR else []

@@ -186,9 +186,9 @@ def _refined(m: np.ndarray, i: int, j: int) -> tuple[float, float]:
     """A peak's position to a fraction of a cell: the centre of mass of its 3 × 3 neighbourhood."""
     i0, i1, j0, j1 = max(i - 1, 0), min(i + 2, m.shape[0]), max(j - 1, 0), min(j + 2, m.shape[1])
     w = m[i0:i1, j0:j1].astype(np.float64)
-    yy, xx = np.mgrid[i0:i1, j0:j1]
     s = w.sum()
-    return float((xx * w).sum() / s), float((yy * w).sum() / s)
+    # (sums of rows and columns, not a grid of indices: a look has dozens of peaks)
+    return float(w.sum(axis=0) @ np.arange(j0, j1) / s), float(w.sum(axis=1) @ np.arange(i0, i1) / s)
 
 
 CUP_H_MM = 115.0   # a cup's height where none is known (cups 90-140 mm): where a rim stands
@@ -329,7 +329,9 @@ class NetCupReader(CupReader):
             seen = {c.slot for c in out.cups}
             unseen = [CupSeen(s.side, s.cup, s.x, s.y, [], 0.0, s.name) for s in self.cal.slots
                       if s.cup == "silver" and s.name not in seen]
-            probs, sure = judge.judge(frame, self.cal, [(c.x, c.y) for c in ask + unseen])
+            # (the paper's gains as measured at the last check of the markers: ~1 ms a look)
+            probs, sure = judge.judge(frame, self.cal, [(c.x, c.y) for c in ask + unseen],
+                                      self.paper_gains)
             for c, p, b in zip(ask + unseen, probs, sure, strict=True):
                 c.ball = 1.0 if b >= BALL_SURE else 0.0
                 if c.cup == "silver":   # (the finder is rarely sure of a metal cup, the judge is)

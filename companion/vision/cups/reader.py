@@ -219,6 +219,7 @@ class CupReader:
         self._table_points()
         self._table_prior: tuple[float, float] | None = None
         self.gains: np.ndarray | None = None   # the light's colour undone (see balance())
+        self.paper_gains: np.ndarray | None = None   # the paper's gains as last measured (balance())
         self._slot_labels = np.array([LABEL[s.cup] for s in cal.slots], np.uint8)
         self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
         self._near_grid = _grid(4.0, 4.0)
@@ -351,6 +352,7 @@ class CupReader:
         if paper is not None:
             gains = paper_gains(paper)
             self.gains = None if np.abs(gains - 1).max() < CAST else gains
+            self.paper_gains = gains   # as measured, small casts too (the cup judge's patches)
 
     # --- classify the view ----------------------------------------------------------------
     def view(self, frame: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from companion.bench.dice import load_labelled, match
-from companion.vision.dice.reader import DiceReader, crop_die, read_photo
+from companion.vision.dice.reader import SIZE_TARGET, DiceReader, crop_die, read_photo
 
 
 def main() -> None:
@@ -43,12 +43,13 @@ def main() -> None:
             tot.update(labelled=len(labels), right=len(pairs) - len(wrong), wrong=len(wrong), missed=len(missed),
                        extra=len(extra))
             lines = []
+            first_look = r.candidates(f, 0.5) if missed else []   # (one look a photo serves every miss)
             for i in missed:
                 v, x0, y0, x1, y1 = labels[i]
                 cx, cy, s = (x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0))
                 at_label = r._classify([crop_die(f, cx, cy, s, r.crop, r.crop_scale)])[0]
-                first = [c for c in r.candidates(f, 0.5) if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
-                fit = [c for c in r.candidates(f, min(1.0, 19 / s)) if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
+                first = [c for c in first_look if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
+                fit = [c for c in r.candidates(f, min(1.0, SIZE_TARGET / s)) if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
                 if 1 - at_label[0] < 0.5:
                     cause = "the reader: not a die even at the label's box"
                 elif not first and not fit:

@@ -295,7 +295,7 @@ def discover(frame: np.ndarray, focal: float | None = None) -> CupReader:
         counts[(side, cup)] = index + 1
         slots.append(Slot(side, cup, index, x, y))
     final = CupReader(replace(cal, layout=replace(layout, cup_h=height), slots=slots), area, plane=0.0)
-    final.gains = reader.gains
+    final.paper_gains = reader.paper_gains
     final.any_make = final.weak_lips = True
     return final
 

@@ -218,7 +218,6 @@ class CupReader:
         self._samples()
         self._table_points()
         self._table_prior: tuple[float, float] | None = None
-        self.gains: np.ndarray | None = None   # the light's colour undone (see balance())
         self.paper_gains: np.ndarray | None = None   # the paper's gains as last measured (balance())
         self._slot_labels = np.array([LABEL[s.cup] for s in cal.slots], np.uint8)
         self._need = np.array([SILVER_RING if s.cup == "silver" else RING_SCORE for s in cal.slots])
@@ -350,9 +349,14 @@ class CupReader:
         gains it had."""
         paper = self.cal.paper_white(frame)
         if paper is not None:
-            gains = paper_gains(paper)
-            self.gains = None if np.abs(gains - 1).max() < CAST else gains
-            self.paper_gains = gains   # as measured, small casts too (the cup judge's patches)
+            self.paper_gains = paper_gains(paper)
+
+    @property
+    def gains(self) -> np.ndarray | None:
+        """The light's colour undone on the colour search's view: the paper's gains, none where
+        they change less than CAST (the cup judge takes them as measured, small casts too)."""
+        g = self.paper_gains
+        return None if g is None or np.abs(g - 1).max() < CAST else g
 
     # --- classify the view ----------------------------------------------------------------
     def view(self, frame: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Why the dice reader misses the dice it misses, on labelled folders (not imported at runtime)::
 
-    .venv/bin/python -m tools.train.dice_misses DIR [DIR ...] [--list]
+    .venv/bin/python -m tools.train.dice_misses DIR [DIR ...] [--list] [--models CANDIDATE_DIR]
 
 Each photo is read as ``companion bench dice`` reads it (``read_photo``, the same matching). For
 every labelled die not found it asks the two networks again: does the finder propose it at the
@@ -8,7 +8,12 @@ first look (heat at 0.5 of the frame) or at the scale that suits its size, and w
 reader say of a crop cut at the label's own box and at the finder's proposal? The misses are
 counted by cause: the finder blind to it, the reader's "not a die" even at the label (the
 reader), a proposal the reader rejects (the finder's size or centre), and by size. ``--list``
-prints each photo's misses, wrong values and extras.
+prints each photo's misses, wrong values and extras. ``--finder-sizes`` instead asks the finder
+alone, at five scales, how often it proposes each labelled die and how large it says it is, by
+the die's size in the finder's input. ``--fixed-scales`` reads each photo once at the scale that
+brings its median labelled die to the finder's target size (no adapting), and counts each die
+proposed and read right at the scale that suits that die alone: whether choosing the scale is
+what loses dice.
 """
 
 from __future__ import annotations
@@ -22,15 +27,26 @@ import cv2
 import numpy as np
 
 from companion.bench.dice import load_labelled, match
-from companion.vision.dice.reader import SIZE_TARGET, DiceReader, crop_die, read_photo
+from companion.vision.dice.reader import MODELS, SIZE_TARGET, DiceReader, crop_die, read_photo
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--list", action="store_true", help="each photo's misses, wrong values and extras")
+    ap.add_argument("--models", type=Path, default=MODELS, help="a folder with other dice-*.onnx files")
+    ap.add_argument("--finder-sizes", action="store_true",
+                    help="the finder alone: dice proposed and their measured size, by size in its input")
+    ap.add_argument("--fixed-scales", action="store_true",
+                    help="read at the scale the labels say suits each photo, and each die")
     a = ap.parse_args()
-    r = DiceReader()
+    r = DiceReader(models_dir=a.models)
+    if a.finder_sizes:
+        finder_sizes(r, a.dirs)
+        return
+    if a.fixed_scales:
+        fixed_scales(r, a.dirs)
+        return
     tot: Counter[str] = Counter()
     causes: Counter[str] = Counter()
     sizes: Counter[str] = Counter()
@@ -73,6 +89,60 @@ def main() -> None:
     for k, v in causes.most_common():
         print(f"missed, {k}: {v}")
     print("missed by size: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+
+
+def finder_sizes(r: DiceReader, dirs: list[Path]) -> None:
+    """Every labelled die at finder scales 0.25-1: proposed (a peak within half its size), and the
+    proposed size over the label's, binned by the die's size in the finder's input pixels."""
+    edges = [0, 6, 8, 10, 12, 14, 17, 20, 26, 35, 10_000]
+    seen: dict[int, list[float]] = {}
+    count: Counter[int] = Counter()
+    for d in dirs:
+        for img, labels in load_labelled(d, "all"):
+            f = cv2.imread(str(img))
+            for scale in (0.25, 0.35, 0.5, 0.7, 1.0):
+                cands = r.candidates(f, scale)
+                for _v, x0, y0, x1, y1 in labels:
+                    cx, cy, s = (x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0))
+                    b = int(np.searchsorted(edges, s * scale, side="right")) - 1
+                    count[b] += 1
+                    near = [c for c in cands if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
+                    if near:
+                        seen.setdefault(b, []).append(max(near, key=lambda c: c[3])[2] / s)
+    print("die px in finder input | dice | proposed | size measured / label: median (10th-90th percentile)")
+    for b in sorted(count):
+        q = np.percentile(seen[b], [50, 10, 90]) if seen.get(b) else [float("nan")] * 3
+        top = f"{edges[b + 1]}" if edges[b + 1] < 10_000 else ""
+        print(f"{edges[b]}-{top} | {count[b]} | {len(seen.get(b, [])) / count[b]:.2f} | {q[0]:.2f} ({q[1]:.2f}-{q[2]:.2f})")
+
+
+def fixed_scales(r: DiceReader, dirs: list[Path]) -> None:
+    """F1 with each photo read at one scale chosen from its labels, and dice right when each is
+    read at its own scale (the finder's best peak near it, the reader on the finder's crop)."""
+    tot: Counter[str] = Counter()
+    r.adapt = False
+    for d in dirs:
+        for img, labels in load_labelled(d, "all"):
+            f = cv2.imread(str(img))
+            sides = [math.sqrt((x1 - x0) * (y1 - y0)) for _v, x0, y0, x1, y1 in labels]
+            r.scale = min(1.0, SIZE_TARGET / float(np.median(sides)))
+            dice = read_photo(r, f)
+            pairs, _missed, _extra = match(dice, labels)
+            tot.update(labelled=len(labels), found=len(dice),
+                       right=sum(dice[j].value == labels[i][0] for i, j in pairs))
+            for (v, x0, y0, x1, y1), s in zip(labels, sides, strict=True):
+                cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+                near = [c for c in r.candidates(f, min(1.0, SIZE_TARGET / s)) if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
+                if not near:
+                    tot["own scale: not proposed"] += 1
+                    continue
+                c = max(near, key=lambda q: q[3])
+                p = r._classify([crop_die(f, c[0], c[1], c[2], r.crop, r.crop_scale)])[0]
+                tot["own scale: " + ("not a die" if 1 - p[0] < r.die_threshold else
+                                     "right" if int(np.argmax(p[1:])) + 1 == int(v) else "misread")] += 1
+    n = tot["labelled"]
+    print(f"one scale a photo, from its labels: {tot['right']} of {n} right, F1 {2 * tot['right'] / max(1, n + tot['found']):.3f}")
+    print("each die at its own scale: " + ", ".join(f"{k[11:]} {v}" for k, v in sorted(tot.items()) if k.startswith("own")))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,17 @@ from companion.bench.dice import load_labelled, match
 from companion.vision.dice.reader import MODELS, SIZE_TARGET, DiceReader, crop_die, read_photo
 
 
+def geometry(label) -> tuple[float, float, float]:
+    """A label's (value, x0, y0, x1, y1) as its centre and side (the root of its box's area)."""
+    _v, x0, y0, x1, y1 = label
+    return (x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0))
+
+
+def near(cands, cx: float, cy: float, s: float) -> list:
+    """The finder's candidates within half a die's side of its centre."""
+    return [c for c in cands if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+", type=Path)
@@ -61,11 +72,11 @@ def main() -> None:
             lines = []
             first_look = r.candidates(f, 0.5) if missed else []   # (one look a photo serves every miss)
             for i in missed:
-                v, x0, y0, x1, y1 = labels[i]
-                cx, cy, s = (x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0))
+                v = labels[i][0]
+                cx, cy, s = geometry(labels[i])
                 at_label = r._classify([crop_die(f, cx, cy, s, r.crop, r.crop_scale)])[0]
-                first = [c for c in first_look if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
-                fit = [c for c in r.candidates(f, min(1.0, SIZE_TARGET / s)) if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
+                first = near(first_look, cx, cy, s)
+                fit = near(r.candidates(f, min(1.0, SIZE_TARGET / s)), cx, cy, s)
                 if 1 - at_label[0] < 0.5:
                     cause = "the reader: not a die even at the label's box"
                 elif not first and not fit:
@@ -102,13 +113,13 @@ def finder_sizes(r: DiceReader, dirs: list[Path]) -> None:
             f = cv2.imread(str(img))
             for scale in (0.25, 0.35, 0.5, 0.7, 1.0):
                 cands = r.candidates(f, scale)
-                for _v, x0, y0, x1, y1 in labels:
-                    cx, cy, s = (x0 + x1) / 2, (y0 + y1) / 2, math.sqrt((x1 - x0) * (y1 - y0))
+                for label in labels:
+                    cx, cy, s = geometry(label)
                     b = int(np.searchsorted(edges, s * scale, side="right")) - 1
                     count[b] += 1
-                    near = [c for c in cands if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
-                    if near:
-                        seen.setdefault(b, []).append(max(near, key=lambda c: c[3])[2] / s)
+                    there = near(cands, cx, cy, s)
+                    if there:
+                        seen.setdefault(b, []).append(max(there, key=lambda c: c[3])[2] / s)
     print("die px in finder input | dice | proposed | size measured / label: median (10th-90th percentile)")
     for b in sorted(count):
         q = np.percentile(seen[b], [50, 10, 90]) if seen.get(b) else [float("nan")] * 3
@@ -124,19 +135,18 @@ def fixed_scales(r: DiceReader, dirs: list[Path]) -> None:
     for d in dirs:
         for img, labels in load_labelled(d, "all"):
             f = cv2.imread(str(img))
-            sides = [math.sqrt((x1 - x0) * (y1 - y0)) for _v, x0, y0, x1, y1 in labels]
-            r.scale = min(1.0, SIZE_TARGET / float(np.median(sides)))
+            r.scale = min(1.0, SIZE_TARGET / float(np.median([geometry(label)[2] for label in labels])))
             dice = read_photo(r, f)
             pairs, _missed, _extra = match(dice, labels)
             tot.update(labelled=len(labels), found=len(dice),
                        right=sum(dice[j].value == labels[i][0] for i, j in pairs))
-            for (v, x0, y0, x1, y1), s in zip(labels, sides, strict=True):
-                cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-                near = [c for c in r.candidates(f, min(1.0, SIZE_TARGET / s)) if math.hypot(c[0] - cx, c[1] - cy) < 0.5 * s]
-                if not near:
+            for label in labels:
+                v, (cx, cy, s) = label[0], geometry(label)
+                there = near(r.candidates(f, min(1.0, SIZE_TARGET / s)), cx, cy, s)
+                if not there:
                     tot["own scale: not proposed"] += 1
                     continue
-                c = max(near, key=lambda q: q[3])
+                c = max(there, key=lambda q: q[3])
                 p = r._classify([crop_die(f, c[0], c[1], c[2], r.crop, r.crop_scale)])[0]
                 tot["own scale: " + ("not a die" if 1 - p[0] < r.die_threshold else
                                      "right" if int(np.argmax(p[1:])) + 1 == int(v) else "misread")] += 1

@@ -589,9 +589,6 @@ def proposed_dice(data, finder_onnx: Path) -> list:
     the label's value: small dice are proposed up to twice their size and off centre, crops the
     label boxes alone never show. (The eighth round, ``models/dice-reader.md``: more dice read,
     as many more misread or extra; not shipped.)"""
-    import sys
-
-    sys.path.insert(0, str(ROOT))
     from companion.vision.dice.reader import scale_for
 
     reader = finder_only(finder_onnx, 0.25)

@@ -10,7 +10,9 @@ through the service's own processor, :class:`~companion.live.pipeline.TableVisio
 table with a 21 Exact game started and no calibration file: it calibrates from the markers and
 learns the cups from the set-up frame as the service does. Each frame is shown as a still camera
 at ``--fps`` would show it (set-up 3 s, flight 2 frames, landed 2 s, after 3 s), each frame
-stamped with its time (the markers and the cups are retried by the frames' times). Prints whether
+stamped with its time (the markers and the cups are retried by the frames' times); ``--noise S``
+adds a camera's fresh noise to each (sigma S grey levels; a still render repeated is a camera with
+none). Prints whether
 the cups were learnt (or the table's alert saying why not), the throws right, missed and false,
 overall and per factor (make, tilt, light, cloth, event), and milliseconds per frame."""
 
@@ -153,7 +155,17 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
 
 
-def run_sequence(path: Path, fps: float = 15.0) -> dict[str, Any]:
+def camera_noise(image: np.ndarray, sigma: float) -> np.ndarray:
+    """The image as a camera's frame: fresh Gaussian noise of ``sigma`` grey levels on every pixel
+    and channel (OpenCV's generator: ``cv2.setRNGSeed`` makes it repeatable)."""
+    if sigma <= 0:
+        return image.copy()
+    noise = np.empty(image.shape, np.int16)
+    cv2.randn(noise.reshape(image.shape[0], -1), 0.0, sigma)   # (2-D: randn fills one channel of a 3-channel array)
+    return cv2.add(image, noise, dtype=cv2.CV_8U)
+
+
+def run_sequence(path: Path, fps: float = 15.0, noise: float = 0.0) -> dict[str, Any]:
     """One rendered sequence through :class:`TableVision` on a fresh table: what it learnt and proposed."""
     from companion.live.pipeline import TableVision
     from companion.table import Table
@@ -163,6 +175,7 @@ def run_sequence(path: Path, fps: float = 15.0) -> dict[str, Any]:
     setup = next(f for f in seq["frames"] if f["phase"] == "setup")
     factors = json.loads((folder / setup["meta"]).read_text()).get("factors", {})
     frames = shown_frames(seq, folder, fps)
+    cv2.setRNGSeed(int(seq.get("seed", 0)))
     proposed: list[dict[str, Any]] = []
     ms: list[float] = []
     watching: list[bool | None] = []   # per frame: the cups watched, learnt before it (None: learnt in it)
@@ -180,8 +193,9 @@ def run_sequence(path: Path, fps: float = 15.0) -> dict[str, Any]:
             for i, (phase, image) in enumerate(frames):
                 t = i / fps   # (TableVision retries by the frames' own times: no need to wait)
                 watched = vision.cups is not None
+                frame = camera_noise(image, noise)   # (a camera gives a fresh array each frame)
                 t0 = time.perf_counter()
-                got = vision.feed(image.copy(), t)   # a camera gives a fresh array each frame
+                got = vision.feed(frame, t)
                 ms.append((time.perf_counter() - t0) * 1000)
                 watching.append(watched if watched == (vision.cups is not None) else None)
                 for p in got:
@@ -197,6 +211,7 @@ def run_sequence(path: Path, fps: float = 15.0) -> dict[str, Any]:
             watch_log = _plain(getattr(watch, "log", []))
             watch_status = getattr(watch, "status", None)
             read_ms = list(getattr(watch, "frame_ms", []))[1:]   # the frames it read (the first starts it)
+            looks = int(getattr(watch, "looks", 0))
         finally:
             table.close()
     expected = expected_throw(seq)
@@ -208,7 +223,7 @@ def run_sequence(path: Path, fps: float = 15.0) -> dict[str, Any]:
             (setup_alert["message"] if setup_alert else setup_status),
             "proposed": proposed, "watch_status": watch_status, "watch_log": watch_log,
             "right": right, "missed": int(expected is not None) - right, "false": len(proposed) - right,
-            "first_frame_ms": ms[0], "read_ms": read_ms,
+            "first_frame_ms": ms[0], "read_ms": read_ms, "looks": looks,
             # a frame that watches the cups costs the network; one that waits for them hardly anything
             "ms": [m for m, w in zip(ms, watching, strict=True) if w],
             "ms_waiting": [m for m, w in zip(ms[1:], watching[1:], strict=True) if w is False],
@@ -217,7 +232,7 @@ def run_sequence(path: Path, fps: float = 15.0) -> dict[str, Any]:
                         "event": seq["event"]}}
 
 
-def summarise_sequences(folders: list[str], runs: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise_sequences(folders: list[str], runs: list[dict[str, Any]], noise: float = 0.0) -> dict[str, Any]:
     tally: Counter = Counter()
     per_factor: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for r in runs:
@@ -242,11 +257,14 @@ def summarise_sequences(folders: list[str], runs: list[dict[str, Any]]) -> dict[
         # the watch reads a frame now and then (the network's every_s): what one of those costs
         "ms_per_frame_read_median": round(statistics.median(read), 1) if read else None,
         "frames_read": len(read),
+        # of those, the ones the network looked at (the others: the table still since its last look)
+        "frames_looked": sum(r.get("looks", 0) for r in runs),
         "ms_per_frame_waiting_median": round(statistics.median(waiting), 1) if waiting else None,
         "first_frame_ms_median": round(statistics.median(r["first_frame_ms"] for r in runs), 1) if runs else None,
-        "frame": "as rendered ({}), one core (cv2.setNumThreads(1)); ms per frame: frames watching learnt cups; "
-                 "waiting: frames before any were learnt (a retry every 2 s); the first frame calibrates and "
-                 "learns".format(", ".join(sorted({"x".join(map(str, r["size"])) for r in runs}))),
+        "frame": "as rendered ({}) with a camera's noise (sigma {} grey levels), one core (cv2.setNumThreads(1)); "
+                 "ms per frame: frames watching learnt cups; waiting: frames before any were learnt (a retry every "
+                 "2 s); the first frame calibrates and learns".format(
+                     ", ".join(sorted({"x".join(map(str, r["size"])) for r in runs})), noise),
         "per_factor": {k: {v: dict(vals[v]) for v in sorted(vals, key=value_order)} for k, vals in per_factor.items()},
         "failures": [{"sequence": r["sequence"], "event": r["event"], "expected": r["expected"],
                       "learnt": r["learnt"], "learnt_in": r["learnt_in"], "not_learnt_why": r["not_learnt_why"],
@@ -267,7 +285,7 @@ def sequence_factor_lines(per_factor: dict[str, dict[str, dict[str, int]]]) -> d
 def run_sequences(args: argparse.Namespace) -> int:
     runs = []
     for path in sequence_files(args.sequences):
-        runs.append(run_sequence(path, args.fps))
+        runs.append(run_sequence(path, args.fps, args.noise))
         if not args.json:
             r = runs[-1]
             speed = f"{statistics.median(r['ms']):.1f} ms/frame watching" if r["ms"] else "no frame watched"
@@ -277,7 +295,7 @@ def run_sequences(args: argparse.Namespace) -> int:
     if not runs:
         print(f"no sequences (DIR/sequences/s*.json) in {' '.join(args.sequences)}", file=sys.stderr)
         return 2
-    r = summarise_sequences(args.sequences, runs)
+    r = summarise_sequences(args.sequences, runs, args.noise)
     if args.json:
         report(r, True)
     else:   # one line per factor value (report prints the failures last)
@@ -301,6 +319,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sequences", nargs="+", metavar="DIR",
                         help="play Blender sequences (tools/render/cup_scenes.py --sequence: DIR/sequences/*.json) "
                              "through the service's TableVision instead of rendered games")
+    parser.add_argument("--noise", type=bounded(float, 0.0, 20.0, "a camera's noise lies from 0 to 20 grey levels"),
+                        default=0.0, help="--sequences: sigma of a camera's fresh noise on each frame, in grey "
+                                          "levels (0 to 20; default 0: the renders as they are; 3: a camera in room light)")
     parser.add_argument("--json", action="store_true", help="one JSON object with the same figures")
 
 

@@ -19,6 +19,8 @@
 - Never an event: a hand or an arm over the cups, a player leaning over, a ball in flight, a ball
   popping out again, a cup knocked a few centimetres (it is found again near where it was), a cup
   turned for the tally of a silver throw already proposed, the silver cup hidden for a while.
+- A table nothing moved on for a while is looked at only every few seconds (``SETTLE_S``,
+  ``LOOK_AT_LEAST_S``): the network's look is the watch's whole cost.
 - A camera that moved (markers no longer where calibrated) stops all proposals and says so in
   :attr:`CupWatch.status`; :meth:`CupWatch.feed` raises :class:`CameraMoved` when ``strict``.
 """
@@ -31,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import cv2
 import numpy as np
 
 from companion.live.watch import Proposed
@@ -45,6 +48,25 @@ CROWD = 3
 # a silver throw proposed from its ball this recently is the one a cup turned for the tally marks
 TALLY_AFTER_S = 60.0
 CLEAR_STANDING = 0.85   # a standing cup's surety (net.surety) the watch calls clear
+
+# A table nothing moved on for a while is not looked at: a frame costs ~0.3 ms then instead of a
+# look's 12-16 ms (the network; 100-250 on a Pi 4 core). Still: no pixel of
+# the table's part of the frame, at a quarter of its size in grey, changed by more than
+# STILL_GREY in more than STILL_PIXELS places since the last change. A camera's noise (sigma 3
+# grey levels, averaged over 16 pixels) changes none; the smallest change a throw makes on the
+# rendered sequences (a ball landing in a far cup) changes 53 or more. After a change the watch
+# looks at every read for SETTLE_S, as it decides over several looks (a cup gone, a ball resting,
+# a tally count steady in three). A still table is looked at again all the same every
+# LOOK_AT_LEAST_S (a slow change under the threshold, a light dimming). Still frames are not
+# taken as looks that saw the same again: repeating one look's mistake (a glint taken for a
+# ball) made it steady, a false throw on a rendered validation sequence.
+STILL_GREY = 8
+STILL_PIXELS = 3
+SETTLE_S = 1.5
+LOOK_AT_LEAST_S = 2.0
+# the table's part of the frame: its top, and whatever stands on it up to this high (cups are
+# 90-140 mm tall), with this margin round it (mm)
+STILL_HEIGHT_MM, STILL_MARGIN_MM = 200.0, 100.0
 
 
 @dataclass
@@ -105,6 +127,13 @@ class CupWatch:
         self._closer_base: dict[str, int | None] = {}
         # per side: when silver throws were proposed from a ball, not yet marked by a tally cup
         self._silver_unmarked: dict[str, list[float]] = {"A": [], "B": []}
+        # only a network's look costs enough to be worth the test (~0.3 ms a read): the colour
+        # search of the drawn demo table reads every frame at ~3-5 ms, a still table or not
+        self._box = _table_box(self.cal) if self._every > 0 else None
+        self._still_ref: tuple[np.ndarray, float] | None = None   # (the last change's quarter-size grey, when)
+        self._looked_at = -math.inf
+        self._changed_at = math.inf   # when the table's part of the frame last changed
+        self.looks = 0                                     # frames the reader looked at (not still)
 
     # -------------------------------------------------------------------------------------
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
@@ -115,16 +144,21 @@ class CupWatch:
             return []
         t0 = time.perf_counter()
         try:
+            still = self._still(frame, t)
             if self._check_camera(frame, t):
                 return []
             self._last_read = t
             self._frames += 1
+            if still and self._started:
+                return []   # nothing on the table moved for a while: nothing new to see
             # slots without a tracked cup are searched now and then only (a cup put back)
             # silver cups are looked for round their slot each time: grey all over, a silver
             # cup's wall and inside look like its rim, and a hint would let it drift
             hints = {k.slot: (k.x, k.y) if k.cup != "silver" else self._home[k.slot] for k in self.tracked}
             reading = self.reader.read(frame, hints=hints, turned=self.reader.sees_turned,
                                        search_all=not self._started or self._frames % 8 == 0)
+            self._looked_at = t
+            self.looks += 1
             self._tally(reading.upside_down)
             if not self._started:
                 # a "ball" seen in a cup from the first look is part of that cup (a highlight, a
@@ -141,9 +175,40 @@ class CupWatch:
         finally:
             self.frame_ms.append((time.perf_counter() - t0) * 1000)
 
+    def _still(self, frame: np.ndarray, t: float) -> bool:
+        """The table's part of the frame is as it was SETTLE_S ago and more, and the last look was
+        less than LOOK_AT_LEAST_S ago: nothing new to look at. A frame that changed is the
+        reference from now on."""
+        if self._box is None:
+            self._changed_at = t
+            return False
+        x0, y0, x1, y1 = self._box
+        h, w = frame.shape[:2]
+        x0, y0, x1, y1 = min(x0, w), min(y0, h), min(x1, w), min(y1, h)
+        size = ((x1 - x0) // 4, (y1 - y0) // 4)
+        if min(size) < 1:
+            return False
+        # (bilinear at half size averages 2 × 2 pixels, then 2 × 2 of those: a 4 × 4 mean in 0.2 ms,
+        # a quarter of INTER_AREA's time on the colour frame)
+        half = cv2.resize(frame[y0:y1, x0:x1], ((x1 - x0) // 2, (y1 - y0) // 2), interpolation=cv2.INTER_LINEAR)
+        small = cv2.resize(cv2.cvtColor(half, cv2.COLOR_BGR2GRAY), size, interpolation=cv2.INTER_AREA)
+        ref = self._still_ref
+        if ref is None or ref[0].shape != small.shape \
+                or np.count_nonzero(cv2.absdiff(small, ref[0]) > STILL_GREY) > STILL_PIXELS:
+            self._still_ref = (small, t)
+            self._changed_at = t
+            return False
+        return t - ref[1] >= SETTLE_S and t - self._looked_at < LOOK_AT_LEAST_S
+
     def _check_camera(self, frame: np.ndarray, t: float) -> bool:
         if self._last_check is not None and t - self._last_check < self.check_every_s:
             return self.moved
+        if self._last_check is not None and self._changed_at < self._last_check and not self.moved \
+                and self._bad_checks == 0:
+            # the markers lie on the table: nothing there changed since they were last found where
+            # calibrated, so they still are (a check costs ~25 ms here, ~2 ms a frame on average)
+            self._last_check = t
+            return False
         self._last_check = t
         message = self.cal.moved_message(self.cal.check_markers(frame))
         if message is None:
@@ -374,3 +439,14 @@ class CupWatch:
             # the ball has been out (the cup seen empty) for a second: the next ball is a new throw
             k.ball_since, k.ball_frames, k.ball_last, k.ball_proposed_at = None, 0, None, None
         return []
+
+
+def _table_box(cal: Calibration) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1): the frame's pixels that show the table or anything standing on it."""
+    L, m = cal.layout, STILL_MARGIN_MM
+    corners = [(x, y, z) for x in (-m, L.table_w + m) for y in (-m, L.table_h + m) for z in (0.0, STILL_HEIGHT_MM)]
+    px = cal.project(np.array(corners, np.float64))
+    w, h = cal.image_size
+    x0, y0 = np.floor(px.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(px.max(axis=0)).astype(int)
+    return max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1))

@@ -16,8 +16,9 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.bench.cups import DICE, NEW_GAME, expected_throw, shown_frames
+from companion.bench.cups import DICE, NEW_GAME, camera_noise, expected_throw, shown_frames
 from companion.live.pipeline import TableVision
+from companion.live.watch_cups import LOOK_AT_LEAST_S, SETTLE_S
 from companion.table import Table
 from companion.vision.cups.net import CupFinder
 
@@ -146,3 +147,37 @@ def test_a_cup_turned_over_where_it_stood_is_the_silver_tally_once_the_game_says
         assert proposed == [{"type": "throw", "side": "B", "cup": "silver"}], vision.cups.log
     finally:
         t.close()
+
+
+def test_a_still_table_is_hardly_looked_at_and_a_throw_is_seen_at_once(table: Table, tmp_path: Path):
+    """The network's look costs a Pi 4 core 100-250 ms: while nothing on the table moves (a
+    camera's noise on every frame), it looks once every few seconds, not five times a second; the
+    ball landing is looked at on the watch's very next read, and the throw proposed as ever."""
+    path = next(p for p in SEQUENCES if load(p)["event"] == "made")
+    seq = load(path)
+    vision = TableVision(table, calibration_file=tmp_path / "table-calibration.json")
+    cv2.setRNGSeed(7)
+    t, proposed = 0.0, []
+    setup = frame(seq, "setup")
+    while t < 12.0:   # players fetching the balls: 12 s of a still table
+        assert vision.feed(camera_noise(setup, 3.0), t) == []
+        t += 1 / FPS
+    watch = vision.cups
+    assert watch is not None, vision.status
+    still_looks = watch.looks
+    # set-up, a second and a half of settling (the first frame is a change), then one look every 2 s
+    assert still_looks <= 1 + SETTLE_S * 5 + 1 + 12.0 / LOOK_AT_LEAST_S, still_looks
+    first_read = None   # (looks before, after) at the watch's first read once the table changed
+    for phase in ("flight", "landed", "after"):
+        image = frame(seq, phase)
+        for _ in range(2 if phase == "flight" else int(3 * FPS)):
+            looks, reads = watch.looks, watch._frames
+            got = vision.feed(camera_noise(image, 3.0), t)
+            if first_read is None and watch._frames > reads:
+                first_read = (looks, watch.looks)
+            for p in got:
+                table.propose(p.event, "camera", p.evidence)
+            proposed += [p.event for p in got]
+            t += 1 / FPS
+    assert first_read is not None and first_read[1] == first_read[0] + 1, first_read
+    assert proposed == [expected_throw(seq)], f"proposed {proposed}; the watch: {watch.status}, {watch.log}"

@@ -41,10 +41,12 @@ def test_real_dice_keep_their_colours_under_a_lamp_a_window_and_a_webcam(byler_d
                                                                          light: str | None) -> None:
     """The byler test photos (never used to build the colour defaults), as taken and under three
     casts and in a dim and a dark room: of the 55 dice hand-labelled with one of the games' six
-    colours, at least 53 are named it in every light (before the light was measured, a warm lamp
-    left every white die unknown; before the hue rules, 49; before a dim frame was brightened and
-    the pips told white from black, half the light left 16 of the 17 white dice unknown and
-    0.15 of it named all 17 black), none is named another of the six, and at most four of the 34 dice
+    colours, every one is named it in every light but the dark room (there 54: a black die
+    among dark other colours; before its light pips kept its name there, it was "unknown" in
+    every light; before the light was measured, a warm lamp left every white die unknown; before
+    the hue rules, 49; before a dim frame was brightened and the pips told white from black, half
+    the light left 16 of the 17 white dice unknown and 0.15 of it named all 17 black), none is
+    named another of the six, and at most four of the 34 dice
     of other colours are named one of the six: the test photos hold a gold die (named yellow),
     dark translucent red dice (red) and a black die with red pips (black) labelled "other"."""
     truth = json.loads(LABELS.read_text())["test"]
@@ -72,7 +74,7 @@ def test_real_dice_keep_their_colours_under_a_lamp_a_window_and_a_webcam(byler_d
     labelled = sum(1 for dice in truth.values() for t in dice if t["color"] in SIX)
     assert not crossed
     assert len(others) <= 4, others
-    assert named >= labelled - 2, (named, unknown, labelled)
+    assert named >= labelled - (1 if light == "dark room" else 0), (named, unknown, labelled)
 
 
 def row(colours: list[str], tint: tuple[float, float, float]) -> np.ndarray:

@@ -20,6 +20,8 @@ side (``tests/data/dice/README.md``); each label takes at most one detection (mo
 
 ``--perturb`` reads every photo after a seeded perturbation: rotation (any angle, canvas grown so
 nothing is cut), a perspective tilt up to 25°, Gaussian blur, half the light and JPEG quality 40.
+``--enlarge K`` reads every photo, and its labels, scaled by K (bicubic; 2 or 3: the larger photo
+of a phone, whose cloth's dots and dice's pips are then many pixels wide).
 ``--colour-labels FILE`` adds colour figures from hand-labelled dice (see
 ``tests/data/dice/byler_colours.json``). A rendered folder (``tools/render``) scores colours
 from its ``annotations.csv`` ``color`` column (translucent and casino dice of the six colours
@@ -42,7 +44,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.bench import machine, memory_mb
+from companion.bench import bounded, machine, memory_mb
 from companion.cli.dice import finder_scale
 from companion.vision.colour import UNKNOWN, ColourFileError, load_profiles
 from companion.vision.dice.reader import MIN_SIDE, MODELS, DiceReader, Die, off_markers
@@ -304,7 +306,8 @@ def fixed(labels: np.ndarray, fixes: list[dict]) -> np.ndarray:
 
 
 def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | None,
-          colours: str | None, scale: float, models: Path | None = None, fixes: Path | None = None) -> dict:
+          colours: str | None, scale: float, models: Path | None = None, fixes: Path | None = None,
+          enlarge: float = 1.0) -> dict:
     cv2.setNumThreads(1)
     unlabelled: list[str] = []
     items = load_labelled(root, split, unlabelled)
@@ -334,6 +337,11 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
         img = cv2.imread(str(path))
         if perturbed:
             img, labels = perturb(img, labels, seed=k)
+        if enlarge != 1.0:
+            img = cv2.resize(img, None, fx=enlarge, fy=enlarge,
+                             interpolation=cv2.INTER_CUBIC if enlarge > 1 else cv2.INTER_AREA)
+            labels = labels.astype(np.float64)
+            labels[:, 1:] *= enlarge
         # As `companion dice` reads a photo (read_photo): markers in view give white paper and
         # no dice. Only the reader is timed: live, the calibration knows the markers already.
         quads = marker_outlines(img)
@@ -381,7 +389,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
             for t in truth[path.name]:
                 if t["color"] == "ambiguous":
                     continue
-                cx, cy = t["center"]
+                cx, cy = (c * enlarge for c in t["center"])
                 near = [d for d in dice if math.hypot(d.center[0] - cx, d.center[1] - cy) < 0.5 * d.size]
                 if not near:
                     continue
@@ -417,7 +425,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
         for c in per.values():
             c["f1"] = f1(c["right"], c["dice"], c["detections"])
     result = {
-        "data": str(root), "split": split or "all", "perturbed": perturbed, "images": len(items),
+        "data": str(root), "split": split or "all", "perturbed": perturbed, "enlarged": enlarge, "images": len(items),
         "dice": n_labels, "detections": n_det,
         "found_right_pct": pct(right, n_labels),
         "precision_pct": pct(right, n_det),
@@ -433,7 +441,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
         "ms_p90": round(float(np.percentile(ms, 90)), 2) if ms else None,
         "ms_median_images_with_20_plus_dice": round(statistics.median([m for m, c in zip(ms, dice_counts, strict=True) if c >= 20]), 2)
         if any(c >= 20 for c in dice_counts) else None,
-        "image_size": "varies" if perturbed else "as stored",
+        "image_size": "varies" if perturbed else "as stored" if enlarge == 1.0 else f"{enlarge}x as stored",
         "reader_adds_mb": round(after - before, 1),
         "machine": machine(),
         "threads": 1,
@@ -458,6 +466,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "tests/data/dice/byler_label_fixes.json); the count applied is printed")
     parser.add_argument("--colours", help="colour profile file (default models/dice-colours.json)")
     parser.add_argument("--scale", type=finder_scale, default=0.5, help="frame scale the finder starts at")
+    parser.add_argument("--enlarge", type=bounded(float, 0.25, 4.0, "--enlarge lies from 0.25 to 4"), default=1.0,
+                        metavar="K", help="read each photo scaled by K (2, 3: a phone's larger photo; default 1)")
     parser.add_argument("--models", type=Path, help="a folder with other dice-*.onnx files to compare (default models/)")
     parser.add_argument("--json", action="store_true", help="one JSON object with every figure")
 
@@ -473,7 +483,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
     try:
         r = bench(args.labelled_dir, args.split, args.perturb, args.colour_labels, args.colours, args.scale, args.models,
-                  args.label_fixes)
+                  args.label_fixes, args.enlarge)
     except (DataError, ColourFileError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -481,7 +491,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(r))
         return 0
     print(f"machine: {r['machine']} (1 OpenCV thread)")
-    print(f"{r['data']} split={r['split']} perturbed={r['perturbed']}: {r['images']} images, {r['dice']} dice, "
+    print(f"{r['data']} split={r['split']} perturbed={r['perturbed']} enlarged={r['enlarged']}: {r['images']} images, {r['dice']} dice, "
           f"{r['detections']} detections")
     print(f"found with the right value: {r['found_right_pct']} %   precision: {r['precision_pct']} %   "
           f"extra: {r['extra']} ({r['extra_pct']} %)   wrong value: {r['wrong_value']}   missed: {r['missed']}")

@@ -71,6 +71,14 @@ BIG_LOOK_SURE = 0.9
 # size: the held-out photos blown up 3×, adapting from 0.5 alone: 146 of 151 dice right and 20
 # extra; with this look too: 150 and 1 (held-out photos in the middle of a 3× table: 151 and 1).
 START_SIDE = 480
+# A photo of high resolution (rendered validation scenes enlarged 2x and 3x, like a phone's
+# photo) took a cloth's dots and a big die's pips for hundreds of dice: a finer look replaced a
+# doubtful one if only a little surer (1,192 dots read at 0.33 beside one die at 0.18), and the
+# size looks followed the specks' sizes ever finer. Now a finer look must be FINER_SURE sure, the
+# sizes are those of the dice read SIZE_SURE surely, and a size look SIZE_LOOK_MARGIN less sure
+# than the first is not taken (90 validation renders at 2x / 3x: F1 0.73 / 0.52 -> 0.87 / 0.85,
+# as taken 0.881 -> 0.878; models/dice-reader.md, "Photos of high resolution").
+FINER_SURE, SIZE_SURE, SIZE_LOOK_MARGIN = 0.5, 0.8, 0.2
 # OpenCV 5's classic engine runs these small networks about twice as fast as its new one
 # (0.9 vs 1.6 ms for 8 reader crops, one thread), with the same outputs to 1e-5.
 ENGINE = cv2.dnn.ENGINE_CLASSIC
@@ -219,15 +227,20 @@ class DiceReader:
             # 0.79 -> 0.81; 40 empty drawn cloths: 3 false dice, as before).
             finer = min(1.0, 2 * scale)
             there = self._read_at(frame, finer)
-            if _mean_confidence(there) > (_mean_confidence(dice) if dice else DOUBTFUL_LOOK):  # the surer look
+            # (and sure enough, FINER_SURE: a dotted cloth seen finer is a thousand dots)
+            if _mean_confidence(there) > (max(_mean_confidence(dice), FINER_SURE) if dice else DOUBTFUL_LOOK):
                 scale, dice = finer, there
+        anchor = _mean_confidence(dice) if dice else 0.0   # how sure the reader was before looking again
         for _ in range(MAX_LOOKS - 1):
             if not self.adapt or not dice:
                 break
             # in finder-input pixels; the smaller third must be too big, or the larger third too
             # small: a photo of the whole table has markers and cup rims the size of big dice
             # beside the real ones, and shrinking for them made the real ones unreadable
-            small, large = (float(q) * scale for q in np.quantile([d.size for d in dice], [1 / 3, 2 / 3]))
+            # (measured on the dice the reader is sure of, where there are any: a big die's pips
+            # or a cloth's specks, read unsurely, would send it finer still)
+            counted = [d for d in dice if d.confidence >= SIZE_SURE] or dice
+            small, large = (float(q) * scale for q in np.quantile([d.size for d in counted], [1 / 3, 2 / 3]))
             if small > SIZE_HIGH:
                 seen = small
             elif large < SIZE_LOW:
@@ -239,8 +252,10 @@ class DiceReader:
             new = scale * float(np.clip(SIZE_TARGET / seen, 0.55, 1.8))
             if not 8 / min(frame.shape[:2]) <= new <= 1.0:
                 break
-            scale = new
-            dice = self._read_at(frame, scale)
+            there = self._read_at(frame, new)
+            if there and _mean_confidence(there) < anchor - SIZE_LOOK_MARGIN:
+                break   # the reader much less sure there than at its first look: specks, not dice
+            scale, dice = new, there
         if self.adapt:
             dice = self._bigger(frame, scale, dice)
         # A die whose value the reader is unsure of even after the turned looks is more often a

@@ -261,10 +261,10 @@ def summarise_sequences(folders: list[str], runs: list[dict[str, Any]], noise: f
         "frames_looked": sum(r.get("looks", 0) for r in runs),
         "ms_per_frame_waiting_median": round(statistics.median(waiting), 1) if waiting else None,
         "first_frame_ms_median": round(statistics.median(r["first_frame_ms"] for r in runs), 1) if runs else None,
-        "frame": "as rendered ({}) with a camera's noise (sigma {} grey levels), one core (cv2.setNumThreads(1)); "
-                 "ms per frame: frames watching learnt cups; waiting: frames before any were learnt (a retry every "
-                 "2 s); the first frame calibrates and learns".format(
-                     ", ".join(sorted({"x".join(map(str, r["size"])) for r in runs})), noise),
+        "frame": "as rendered ({}){}, one core (cv2.setNumThreads(1)); ms per frame: frames watching learnt cups; "
+                 "waiting: frames before any were learnt (a retry every 2 s); the first frame calibrates and "
+                 "learns".format(", ".join(sorted({"x".join(map(str, r["size"])) for r in runs})),
+                                 f" with a camera's noise (sigma {noise} grey levels)" if noise else ""),
         "per_factor": {k: {v: dict(vals[v]) for v in sorted(vals, key=value_order)} for k, vals in per_factor.items()},
         "failures": [{"sequence": r["sequence"], "event": r["event"], "expected": r["expected"],
                       "learnt": r["learnt"], "learnt_in": r["learnt_in"], "not_learnt_why": r["not_learnt_why"],

@@ -183,15 +183,11 @@ class CupWatch:
             self._changed_at = t
             return False
         x0, y0, x1, y1 = self._box
-        h, w = frame.shape[:2]
-        x0, y0, x1, y1 = min(x0, w), min(y0, h), min(x1, w), min(y1, h)
-        size = ((x1 - x0) // 4, (y1 - y0) // 4)
-        if min(size) < 1:
-            return False
         # (bilinear at half size averages 2 × 2 pixels, then 2 × 2 of those: a 4 × 4 mean in 0.2 ms,
         # a quarter of INTER_AREA's time on the colour frame)
         half = cv2.resize(frame[y0:y1, x0:x1], ((x1 - x0) // 2, (y1 - y0) // 2), interpolation=cv2.INTER_LINEAR)
-        small = cv2.resize(cv2.cvtColor(half, cv2.COLOR_BGR2GRAY), size, interpolation=cv2.INTER_AREA)
+        small = cv2.resize(cv2.cvtColor(half, cv2.COLOR_BGR2GRAY), ((x1 - x0) // 4, (y1 - y0) // 4),
+                           interpolation=cv2.INTER_AREA)
         ref = self._still_ref
         if ref is None or ref[0].shape != small.shape \
                 or np.count_nonzero(cv2.absdiff(small, ref[0]) > STILL_GREY) > STILL_PIXELS:
@@ -441,12 +437,14 @@ class CupWatch:
         return []
 
 
-def _table_box(cal: Calibration) -> tuple[int, int, int, int]:
-    """(x0, y0, x1, y1): the frame's pixels that show the table or anything standing on it."""
+def _table_box(cal: Calibration) -> tuple[int, int, int, int] | None:
+    """(x0, y0, x1, y1): the frame's pixels that show the table or anything standing on it (the
+    calibration's frame size: the reader refuses frames of another); None when hardly any do."""
     L, m = cal.layout, STILL_MARGIN_MM
     corners = [(x, y, z) for x in (-m, L.table_w + m) for y in (-m, L.table_h + m) for z in (0.0, STILL_HEIGHT_MM)]
     px = cal.project(np.array(corners, np.float64))
     w, h = cal.image_size
     x0, y0 = np.floor(px.min(axis=0)).astype(int)
     x1, y1 = np.ceil(px.max(axis=0)).astype(int)
-    return max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1))
+    box = max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1))
+    return box if box[2] - box[0] >= 16 and box[3] - box[1] >= 16 else None

@@ -171,9 +171,9 @@ def test_a_still_table_is_hardly_looked_at_and_a_throw_is_seen_at_once(table: Ta
     for phase in ("flight", "landed", "after"):
         image = frame(seq, phase)
         for _ in range(2 if phase == "flight" else int(3 * FPS)):
-            looks, reads = watch.looks, watch._frames
+            looks, reads = watch.looks, len(watch.frame_ms)   # (frame_ms: one per frame the watch read)
             got = vision.feed(camera_noise(image, 3.0), t)
-            if first_read is None and watch._frames > reads:
+            if first_read is None and len(watch.frame_ms) > reads:
                 first_read = (looks, watch.looks)
             for p in got:
                 table.propose(p.event, "camera", p.evidence)

@@ -27,9 +27,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+")
     ap.add_argument("--model", type=Path, default=net.MODELS / net.MODEL)
-    ap.add_argument("--judge", type=Path, default=net.MODELS / net.JUDGE, help="the judge's model ('-': none)")
+    ap.add_argument("--judge", type=Path, nargs="+", default=list(net.JUDGES),
+                    help="the judges' models, answering together ('-': none)")
     a = ap.parse_args()
-    finder = net.CupFinder(a.model, None if str(a.judge) == "-" else a.judge)
+    finder = net.CupFinder(a.model, None if [str(j) for j in a.judge] == ["-"] else a.judge)
     heats = []
     for d in a.dirs:
         for path, truth in scene_truth(d).items():

@@ -1,4 +1,5 @@
-"""A second, closer look at each place the cup finder proposes (``models/cup-judge.onnx``).
+"""A second, closer look at each place the cup finder proposes (``models/cup-judge.onnx`` and
+``models/cup-judge-2.onnx``, their answers averaged).
 
 The finder (:mod:`companion.vision.cups.net`) reads the whole table at 4 mm a pixel and is best at
 *where*; at that scale a ball in a cup is a few pixels and a cup turned over is told from a
@@ -8,10 +9,16 @@ whatever the lens and tilt), scaled by the table's plane there (``SIDE_MM`` acro
 the markers' white paper (the light's colour and level undone), and says what stands there:
 nothing, a standing cup of each colour, a cup turned over of each colour, and whether a ball rests
 in it. Trained by ``tools/train/train_judge.py`` on rendered tables; runtime is ``cv2.dnn``.
+
+Two judges answer together, their logits averaged: the second, trained on from the first with games
+rich in cups turned over and balls, finds more of them but also takes a metal cup's dim shine for a
+ball; the two together kept its finds and none of its false balls on the validation tables
+(``models/cup-judge.md``, "A fourth round").
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
@@ -21,6 +28,8 @@ from companion.vision.cups.reader import paper_gains
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
 MODEL = "cup-judge.onnx"
+MODEL_2 = "cup-judge-2.onnx"
+JUDGES = (MODELS / MODEL, MODELS / MODEL_2)   # every judge's logits, averaged
 SIDE_MM = 280.0    # the patch takes in this much of the table's plane (a 115 mm rim seen from 0.7 m: ~145)
 SIZE = 80          # patch pixels a side (3.5 mm a pixel)
 # the judge's classes; a ball is a separate yes/no for a standing cup
@@ -73,13 +82,25 @@ def up_direction(cal, x: float, y: float) -> tuple[float, float]:
     return (0.0, -1.0) if n < 1e-6 else (float(d[0] / n), float(d[1] / n))
 
 
+def _paths(models: Path | Sequence[Path]) -> list[Path]:
+    return [Path(models)] if isinstance(models, str | Path) else [Path(m) for m in models]
+
+
 class CupJudge:
-    def __init__(self, model: Path = MODELS / MODEL) -> None:
-        self.net = cv2.dnn.readNetFromONNX(str(model), cv2.dnn.ENGINE_CLASSIC)
+    def __init__(self, models: Path | Sequence[Path] = JUDGES) -> None:
+        self.nets = [cv2.dnn.readNetFromONNX(str(m), cv2.dnn.ENGINE_CLASSIC) for m in _paths(models)]
 
     @staticmethod
-    def available(model: Path = MODELS / MODEL) -> bool:
-        return model.exists()
+    def available(models: Path | Sequence[Path] = JUDGES) -> bool:
+        return all(m.exists() for m in _paths(models))
+
+    def _forward(self, blob: np.ndarray) -> np.ndarray:
+        """The judges' mean logits, (N, len(CLASSES) + 1)."""
+        outs = []
+        for net in self.nets:
+            net.setInput(np.ascontiguousarray(blob))
+            outs.append(net.forward().reshape(len(blob), -1).astype(np.float64))
+        return np.mean(outs, axis=0)
 
     def patches(self, frame: np.ndarray, cal, places: list[tuple[float, float]],
                 gains: np.ndarray | None = None) -> np.ndarray:
@@ -95,12 +116,10 @@ class CupJudge:
         if not places:
             return np.zeros((0, len(CLASSES))), np.zeros(0)
         blob = self.patches(frame, cal, places, gains).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
-        self.net.setInput(np.ascontiguousarray(blob))
-        out = self.net.forward().reshape(len(places), -1).astype(np.float64)
+        out = self._forward(blob)
         again = np.flatnonzero(out[:, len(CLASSES)] > MIRROR_FROM) if BALL_MIRROR else []
         if len(again):   # the mirror images (up stays up) of the places that may hold a ball
-            self.net.setInput(np.ascontiguousarray(blob[again][..., ::-1]))
-            mirrored = self.net.forward().reshape(len(again), -1).astype(np.float64)
+            mirrored = self._forward(blob[again][..., ::-1])
             out[again, len(CLASSES)] = 0.5 * (out[again, len(CLASSES)] + mirrored[:, len(CLASSES)])
         logits = out[:, :len(CLASSES)]
         e = np.exp(logits - logits.max(axis=1, keepdims=True))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +24,7 @@ import cv2
 import numpy as np
 
 from companion.vision.cups.judge import CLASSES as JUDGE_CLASSES
-from companion.vision.cups.judge import MODEL as JUDGE
-from companion.vision.cups.judge import CupJudge
+from companion.vision.cups.judge import JUDGES, CupJudge
 from companion.vision.cups.reader import CupReader, CupSeen, Reading
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
@@ -91,7 +91,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 class CupFinder:
     """The network, loaded once (``available()`` says whether the model file is there)."""
 
-    def __init__(self, model: Path = MODELS / MODEL, judge: Path | None = MODELS / JUDGE) -> None:
+    def __init__(self, model: Path = MODELS / MODEL, judge: Path | Sequence[Path] | None = JUDGES) -> None:
         self.net = cv2.dnn.readNetFromONNX(str(model), ENGINE)
         self.judge = CupJudge(judge) if judge is not None and CupJudge.available(judge) else None
         self.last_view: np.ndarray | None = None

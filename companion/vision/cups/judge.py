@@ -11,8 +11,8 @@ nothing, a standing cup of each colour, a cup turned over of each colour, and wh
 in it. Trained by ``tools/train/train_judge.py`` on rendered tables; runtime is ``cv2.dnn``.
 
 Two judges answer together, their logits averaged: the second, trained on from the first with games
-rich in cups turned over and balls, finds more of them but also takes a metal cup's dim shine for a
-ball; the two together kept its finds and none of its false balls on the validation tables
+rich in cups turned over and balls, finds more of them but also took a silver cup's dim shine for
+a ball; the two together kept most of its finds and no false ball on the validation tables
 (``models/cup-judge.md``, "A fourth round").
 """
 

@@ -119,6 +119,14 @@ def load_labelled(root: Path, split: str | None, unlabelled: list[str] | None = 
     return out
 
 
+def enlarged(img: np.ndarray, labels: np.ndarray, k: float) -> tuple[np.ndarray, np.ndarray]:
+    """The photo scaled by k (bicubic up, area down) and its labels with it: a phone's larger photo."""
+    img = cv2.resize(img, None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC if k > 1 else cv2.INTER_AREA)
+    labels = labels.astype(np.float64)   # (a copy: the caller's labels stay as they were)
+    labels[:, 1:] *= k
+    return img, labels
+
+
 def perturb(img: np.ndarray, labels: np.ndarray, seed: int, *, tilt: bool = True, blur: bool = True,
             dark: bool = True, jpeg: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Rotation, a perspective tilt up to 25°, blur, half the light, JPEG quality 40 — labels follow.
@@ -338,10 +346,7 @@ def bench(root: Path, split: str | None, perturbed: bool, colour_labels: Path | 
         if perturbed:
             img, labels = perturb(img, labels, seed=k)
         if enlarge != 1.0:
-            img = cv2.resize(img, None, fx=enlarge, fy=enlarge,
-                             interpolation=cv2.INTER_CUBIC if enlarge > 1 else cv2.INTER_AREA)
-            labels = labels.astype(np.float64)
-            labels[:, 1:] *= enlarge
+            img, labels = enlarged(img, labels, enlarge)
         # As `companion dice` reads a photo (read_photo): markers in view give white paper and
         # no dice. Only the reader is timed: live, the calibration knows the markers already.
         quads = marker_outlines(img)

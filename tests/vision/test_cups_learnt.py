@@ -127,31 +127,37 @@ def test_a_cup_named_in_its_neighbours_colour_is_learnt_in_the_colour_of_its_row
     assert_learnt_as_labelled("s082016_f0")
 
 
-def test_a_cup_found_out_of_its_colours_row_refuses_the_set_up_instead_of_learning_it_wrong(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A validation render: the first judge alone takes a green flower of the print for side A's
-    third green cup and misses the real one. The counts agree, so the set-up was learnt wrong (a
-    cup watched where none stands). Each colour stands in a row: the set-up is refused, saying
-    where. The two judges together find the real cup: the set-up is learnt as it stands."""
+@pytest.fixture
+def first_judge_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's finder with only the first judge (``models/cup-judge.onnx``), as it was when
+    these set-ups failed (monkeypatch puts the shared finder back afterwards)."""
     from companion.vision.cups import judge, net
 
     monkeypatch.setattr(net, "_FINDER", CupFinder(judge=judge.MODELS / judge.MODEL))
+
+
+def test_a_cup_found_out_of_its_colours_row_refuses_the_set_up_instead_of_learning_it_wrong(
+        first_judge_alone: None) -> None:
+    """A validation render: the first judge alone takes a green flower of the print for side A's
+    third green cup and misses the real one. The counts agree, so the set-up was learnt wrong (a
+    cup watched where none stands). Each colour stands in a row: the set-up is refused, saying
+    where. (The two judges together find the real cup: the set-up is learnt as it stands.)"""
     with pytest.raises(CalibrationError, match="side A: a green cup found out of the green row") as err:
         learn(cv2.imread(str(SET_UPS / "images" / "s071602.jpg")))
     assert err.value.code == "CUPS_NOT_FOUND"
-    monkeypatch.setattr(net, "_FINDER", None)
+
+
+def test_the_two_judges_learn_that_set_up_as_it_stands() -> None:
+    """The flower of the print above is no cup to the two judges together: every cup learnt."""
     assert_learnt_as_labelled("s071602")
 
 
-def test_a_silver_cup_found_away_from_its_sides_cups_refuses_the_set_up(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_silver_cup_found_away_from_its_sides_cups_refuses_the_set_up(first_judge_alone: None) -> None:
     """A rendered test set-up: with the first judge alone, side A's silver cup was learnt at a
     shine two pitches and more from every colour cup, the real one missed (a silver cup watched
     where none stands). The sheet stands it between the red and yellow rows: the set-up is
     refused, saying which side. (The two judges together refuse it too: side B, 2 of 4 blue
     cups found.)"""
-    from companion.vision.cups import judge, net
-
-    monkeypatch.setattr(net, "_FINDER", CupFinder(judge=judge.MODELS / judge.MODEL))
     with pytest.raises(CalibrationError, match="side A: no silver cup found beside its coloured cups"):
         learn(cv2.imread(str(SET_UPS / "images" / "s086003_f0.jpg")))
 

@@ -231,7 +231,11 @@ def test_a_double_tap_on_a_cup_or_on_undo_counts_once(browser, server):
     assert double_tap(ctl, "#undo") == [200, 409]
     assert get_state(server.port)["seq"] == 4, "one undo, not two"
     # a tap made on another game (the page still shows one the table has left) is explained in
-    # the phone's language; a different throw made on an older state of this game would count
+    # the phone's language; a different throw made on an older state of this game would count.
+    # (The page first shows the state after the undo, whose arrival would set its rev again, and
+    # the undo's own "nothing was done" toast is cleared: either could let this check pass by chance.)
+    ctl.wait_for_function(f"document.body.dataset.version === '{get_state(server.port)['version']}'", timeout=3000)
+    ctl.evaluate("document.querySelector('#toast').textContent = ''")
     ctl.evaluate("C.rev = '99-1'")
     ctl.click('button[data-cup="red"]')
     ctl.wait_for_function("document.querySelector('#toast').textContent.includes('nothing was done')", timeout=3000)

@@ -63,6 +63,7 @@ JITTER = 0.08  # reader: a die crop's centre moved by this share of its size (sd
 SIZE_RANGE = (0.85, 1.2)  # reader: and cropped at this range of its size (--size-range)
 PROPOSALS = False  # reader: also crop the rendered scenes' dice where the finder proposes them (--proposals)
 SMALL_WINDOWS = 0.0  # finder: share of windows scaled so their dice come out 5-12 px (--small-windows)
+READER_WIDTHS = (12, 24, 48, 48, 64)  # the shipped reader's channels, conv by conv, and its hidden layer
 FREEZE_BN = False  # reader: keep the batch norms' statistics as they are (--freeze-bn)
 
 
@@ -297,11 +298,12 @@ class Reader(nn.Module):
     with stride 2 make the image smaller (OpenCV ran the max-pooling version at twice the cost
     for the same weights' shapes)."""
 
-    def __init__(self, crop: int | None = None) -> None:
+    def __init__(self, crop: int | None = None, widths: tuple[int, ...] = READER_WIDTHS) -> None:
         super().__init__()
         n = (crop or CROP) // 8
-        self.f = nn.Sequential(conv(3, 12, 3, 2), conv(12, 24, 3, 2), conv(24, 48), conv(48, 48, 3, 2))
-        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(48 * n * n, 64), nn.ReLU(inplace=True), nn.Linear(64, 7))
+        a, b, c, d, h = widths
+        self.f = nn.Sequential(conv(3, a, 3, 2), conv(a, b, 3, 2), conv(b, c), conv(c, d, 3, 2))
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(d * n * n, h), nn.ReLU(inplace=True), nn.Linear(h, 7))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(self.f(x))
@@ -348,6 +350,41 @@ def from_onnx(path: Path, net: nn.Module) -> nn.Module:
                 lin.weight.copy_(weights[f"{name}.weight"])
                 lin.bias.copy_(weights[f"{name}.bias"])
     return net
+
+
+def widen(small: Reader, wide: Reader) -> Reader:
+    """``wide`` answering exactly as ``small`` (net2net): each layer's old channels keep their
+    weights, the new ones keep the wide network's random start, and every weight from a new
+    channel into an old one is zero. Training then uses the new channels from where the trained
+    reader stands, instead of learning the old ones again from nothing."""
+    convs = [m for m in small.modules() if isinstance(m, nn.Conv2d)]
+    wconvs = [m for m in wide.modules() if isinstance(m, nn.Conv2d)]
+    norms = [m for m in small.modules() if isinstance(m, nn.BatchNorm2d)]
+    wnorms = [m for m in wide.modules() if isinstance(m, nn.BatchNorm2d)]
+    with torch.no_grad():
+        for k, (c, w) in enumerate(zip(convs, wconvs, strict=True)):
+            o, i = c.weight.shape[:2]
+            if k:
+                w.weight[:, i:] = 0
+            w.weight[:o, :i] = c.weight
+            n, m = norms[k], wnorms[k]
+            m.weight.fill_(1.0)
+            m.bias.zero_()
+            m.running_mean.zero_()
+            m.running_var.fill_(1.0 - m.eps)
+            for name in ("weight", "bias", "running_mean", "running_var"):
+                getattr(m, name)[:o] = getattr(n, name)
+        (l1, l2), (w1, w2) = ([m for m in net.modules() if isinstance(m, nn.Linear)] for net in (small, wide))
+        d, dw = convs[-1].weight.shape[0], wconvs[-1].weight.shape[0]
+        cells = l1.weight.shape[1] // d  # Flatten() is channel-major: feature c * cells + p
+        grid = w1.weight.view(w1.weight.shape[0], dw, cells)
+        grid[:, d:] = 0
+        grid[:l1.weight.shape[0], :d] = l1.weight.view(-1, d, cells)
+        w1.bias[:l1.weight.shape[0]] = l1.bias
+        w2.weight.zero_()
+        w2.weight[:, :l2.weight.shape[1]] = l2.weight
+        w2.bias.copy_(l2.bias)
+    return wide
 
 
 def freeze_norms(net: nn.Module) -> None:
@@ -798,6 +835,9 @@ def main() -> None:
                     help="reader: also crop the rendered scenes' dice where the finder proposes them")
     ap.add_argument("--small-windows", type=float, default=SMALL_WINDOWS,
                     help="finder: share of windows scaled so their dice come out 5-12 px")
+    ap.add_argument("--reader-widths", type=int, nargs=5, default=READER_WIDTHS, metavar="N",
+                    help="reader: channels of its four convolutions and its hidden layer (with --init-onnx of "
+                         "a narrower reader, it is widened keeping its answers)")
     ap.add_argument("--steps", type=int, help="train this many steps (instead of --minutes)")
     ap.add_argument("--batch", type=int, default=12, help="finder: windows a step")
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
@@ -817,9 +857,12 @@ def main() -> None:
     PHOTOMETRIC, POOR, GLARE, TABLE_SCENES = a.photometric, a.poor_camera, a.glare, a.tables
     NATIVE_POOR, SMALL, EXTRA_SHARE, RENDER_SHARE = a.poor_native, a.small, a.extra_share, a.render_share
     JITTER, SIZE_RANGE, SMALL_WINDOWS, PROPOSALS = a.jitter, tuple(a.size_range), a.small_windows, a.proposals
-    net = Finder() if a.part == "finder" else Reader()
+    widths = tuple(a.reader_widths)
+    net = Finder() if a.part == "finder" else Reader(CROP, widths)
     if a.init_onnx:
         net = from_onnx(a.init_onnx, Finder() if a.part == "finder" else Reader(CROP))
+        if a.part == "reader" and widths != READER_WIDTHS:
+            net = widen(net, Reader(CROP, widths))
     FREEZE_BN = a.freeze_bn
     if a.crops:  # real dice the reader must get right, as the photos' dice
         from tools.train.crops import load as load_crops

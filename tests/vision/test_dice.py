@@ -70,6 +70,19 @@ def score_zoomed(reader: DiceReader, items: list[tuple[Path, np.ndarray]], zoom:
     return total, right, extra
 
 
+def test_a_models_folder_with_one_reader_reads_with_it_alone(tmp_path: Path, reader: DiceReader, held_out) -> None:
+    """The shipped folder has two readers that answer together; a folder of one's own networks
+    (``--models``, an older checkout's) may hold only the first, and reads the photos with it
+    alone, as well as it ever did."""
+    models = Path(__file__).parents[2] / "models"
+    for name in ("dice-finder.onnx", "dice-reader.onnx", "dice-reader.json"):
+        (tmp_path / name).write_bytes((models / name).read_bytes())
+    alone = DiceReader(models_dir=tmp_path)
+    assert len(alone.readers) == 1 and len(reader.readers) == 2
+    total, right, extra, bad = score(alone, held_out)
+    assert right >= total - 2 and extra <= 1, bad
+
+
 def test_held_out_train_photos_are_read_with_their_values(reader: DiceReader, held_out) -> None:
     total, right, extra, bad = score(reader, held_out)
     assert total == 151

@@ -245,7 +245,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"throws into cups: {report['throws_in_cups']}  scored from the camera: {report['scored_from_camera']}  "
           f"missed: {len(report['missed'])}  extra: {report['extra_camera_events']}  "
           f"winner: {report['winners']} (scripted {report['winner_scripted']})")
-    for key, label in (("cup_left_to_scoreboard", "frame the cup left -> phone's scoreboard"),
+    # A made cup is taken off the table after the ball lands; the watch scores the ball itself,
+    # so the scoreboard usually has the throw before the cup is gone (a negative delay).
+    for key, label in (("cup_left_to_scoreboard", "frame the cup was taken away -> phone's scoreboard "
+                                                   "(negative: scored before)"),
                        ("ball_landed_to_scoreboard", "frame the ball landed -> phone's scoreboard")):
         s = report[key]
         print(f"{label}: median {s['median_ms']} ms, p95 {s['p95_ms']} ms, max {s['max_ms']} ms")

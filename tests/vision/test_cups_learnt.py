@@ -129,11 +129,12 @@ def test_a_cup_named_in_its_neighbours_colour_is_learnt_in_the_colour_of_its_row
 
 @pytest.fixture
 def first_judge_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The process's finder with only the first judge (``models/cup-judge.onnx``), as it was when
-    these set-ups failed (monkeypatch puts the shared finder back afterwards)."""
+    """The process's finder with only the first judge (``models/cup-judge.onnx``), and no look at
+    the mirror image, as it was when these set-ups failed (monkeypatch puts both back afterwards)."""
     from companion.vision.cups import judge, net
 
     monkeypatch.setattr(net, "_FINDER", CupFinder(judge=judge.MODELS / judge.MODEL))
+    monkeypatch.setattr(judge, "CLASS_MIRROR", False)
 
 
 def test_a_cup_found_out_of_its_colours_row_refuses_the_set_up_instead_of_learning_it_wrong(

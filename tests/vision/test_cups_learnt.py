@@ -96,6 +96,40 @@ def test_metal_cups_glints_and_loose_balls_are_not_throws(capsys: pytest.Capture
     assert Counter((b["side"], b["cup"]) for b in line["balls"]) == want
 
 
+BALLS = Path(__file__).parents[1] / "data" / "cups-balls"
+
+
+def test_a_ball_dim_in_its_cups_shadow_is_found_by_the_ball_look(capsys: pytest.CaptureFixture[str]) -> None:
+    """A validation render: a ball floating in side A's yellow cup, dim in the cup's shadow under a
+    low window light. The ball look, finer than the judge's patch, sees it: the photo's every
+    count is right, balls, standing and turned cups."""
+    image = BALLS / "images" / "s071007.jpg"
+    assert main(["cups", str(image), "--json"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    truth = scene_truth(BALLS)[str(image)]
+    assert truth["balls"] == Counter({("A", "yellow"): 1})
+    assert Counter((b["side"], b["cup"]) for b in line["balls"]) == truth["balls"]
+    assert counts(line["sides"]) == truth["cups"]
+    assert counts(line["upside_down"]) == truth["turned"]
+
+
+def test_a_models_folder_without_the_ball_look_reads_with_the_judges_alone(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Without models/cup-ball.onnx the judges' own ball answer stands, and the photo is read all
+    the same; the dim ball above is the one it then misses (what the ball look is for)."""
+    from companion.vision.cups import judge, net
+
+    finder = CupFinder(judge=None)
+    finder.judge = judge.CupJudge(judge.JUDGES, ball=tmp_path / judge.BALL_MODEL)
+    assert finder.judge.ball is None
+    monkeypatch.setattr(net, "_FINDER", finder)
+    image = BALLS / "images" / "s071007.jpg"
+    reading, _ = net.read_photo(cv2.imread(str(image)))
+    truth = scene_truth(BALLS)[str(image)]
+    assert Counter((c.side, c.cup) for c in reading.cups) == truth["cups"]
+    assert not reading.balls()
+
+
 SET_UPS = Path(__file__).parents[1] / "data" / "cups-setups"
 
 

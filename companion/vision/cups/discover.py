@@ -414,9 +414,10 @@ def _learnt_by_network(frame: np.ndarray, focal: float | None) -> Calibration:
     if cupfinder.judge is not None:
         # every place the finder is a little sure of, judged up close: the finder alone learnt
         # 3 of 12 validation set-ups exactly (party cups under coloured light, translucent ones
-        # on their own colour), with the judge 9 and none wrong (models/cup-judge.md, "Set-ups")
+        # on their own colour), with the judge 9 and none wrong (models/cup-judge.md, "Set-ups");
+        # no ball rests in a cup at a set-up: not asked (the ball look)
         low, extra = JUDGED_LOW, JUDGED_EXTRA
-        finds = cupfinder.find(frame, cal.homography, width, depth, JUDGED_FLOOR, cal=cal)
+        finds = cupfinder.find(frame, cal.homography, width, depth, JUDGED_FLOOR, cal=cal, ball_look=False)
         # nothing stands turned over at a set-up: a cup judged so is a standing one seen oddly
         finds = [Found("standing", f.cup, f.x, f.y, f.score) if f.kind == "turned" else f
                  for f in finds if f.kind != "ball"]

@@ -36,6 +36,15 @@ SIZE = 80          # patch pixels a side (3.5 mm a pixel)
 CLASSES = ["none"] + [f"standing.{c}" for c in ("blue", "red", "green", "yellow", "silver")] \
     + [f"turned.{c}" for c in ("blue", "red", "green", "yellow")]
 UP_MM = 100.0      # "up" at a place: where a point this far above it shows
+# The ball look (models/cup-judge.md, "The ball look"): a standing cup's rim circle cut finer
+# than the judge's patch (a ball on a cup's shadowed bottom is a dim blot of ten of its pixels)
+# and asked by its own small network whether a ball rests there; its logit and the judges' are
+# averaged (both must lean to a ball: alone it found a few more and took a spot lamp's glint on a
+# glossy cup, and silver cups' metal nearer its threshold, for balls; validation renders)
+BALL_MODEL = "cup-ball.onnx"
+BALL_SIDE_MM = 170.0   # a 115 mm rim seen from 0.7 m shows 135 mm across on the table's plane
+BALL_SIZE = 64         # 2.7 mm a pixel
+STANDING = 5           # CLASSES[1:6]: a standing cup of each colour
 # A ball is judged on the patch and its mirror image: a metal cup's highlight or a rim's glint
 # says "ball" in one of them far more often than a ball fails to in both (validation renders)
 BALL_MIRROR = True
@@ -95,8 +104,11 @@ def _paths(models: Path | Sequence[Path]) -> list[Path]:
 
 
 class CupJudge:
-    def __init__(self, models: Path | Sequence[Path] = JUDGES) -> None:
+    def __init__(self, models: Path | Sequence[Path] = JUDGES, ball: Path | None = MODELS / BALL_MODEL) -> None:
         self.nets = [cv2.dnn.readNetFromONNX(str(m), cv2.dnn.ENGINE_CLASSIC) for m in _paths(models)]
+        # the ball look, where its model is here (a models folder without it: the judges alone)
+        self.ball = cv2.dnn.readNetFromONNX(str(ball), cv2.dnn.ENGINE_CLASSIC) \
+            if ball is not None and Path(ball).exists() else None
 
     @staticmethod
     def available(models: Path | Sequence[Path] = JUDGES) -> bool:
@@ -117,26 +129,52 @@ class CupJudge:
                          for x, y in places]) if places else np.zeros((0, SIZE, SIZE, 3), np.uint8)
 
     def judge(self, frame: np.ndarray, cal, places: list[tuple[float, float]],
-              gains: np.ndarray | None = None, mirror: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+              gains: np.ndarray | None = None, mirror: bool = True, ball_look: bool = True,
+              ) -> tuple[np.ndarray, np.ndarray]:
         """(class probabilities (N, len(CLASSES)), ball probability (N,)) for each place;
         ``gains``: the paper's (:func:`paper_gains`) when already measured, else measured on
-        this frame; ``mirror``: the class judged on the mirror image too (CLASS_MIRROR unless said)."""
+        this frame; ``mirror``: a doubtful place's class judged on its mirror image too
+        (CLASS_MIRROR); ``ball_look``: a standing cup's ball by the ball look as well (BALL_MODEL)."""
         if not places:
             return np.zeros((0, len(CLASSES))), np.zeros(0)
+        gains = paper_gains(cal.paper_white(frame)) if gains is None else gains
         blob = self.patches(frame, cal, places, gains).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
         out = self._forward(blob)
         n = len(CLASSES)
         no = np.zeros(len(out), bool)
         ball_again = out[:, n] > MIRROR_FROM if BALL_MIRROR else no
-        mirror = CLASS_MIRROR if mirror is None else mirror
-        class_again = _softmax(out[:, :n]).max(axis=1) < MIRROR_BELOW if mirror else no
+        class_again = _softmax(out[:, :n]).max(axis=1) < MIRROR_BELOW if mirror and CLASS_MIRROR else no
         again = np.flatnonzero(ball_again | class_again)
         if len(again):   # the mirror images (up stays up) of the places asked again
             m = self._forward(blob[again][..., ::-1])
             b, c = again[ball_again[again]], again[class_again[again]]
             out[b, n] = 0.5 * (out[b, n] + m[ball_again[again], n])
             out[c, :n] = 0.5 * (out[c, :n] + m[class_again[again], :n])
-        return _softmax(out[:, :n]), 1.0 / (1.0 + np.exp(-out[:, n]))
+        probs = _softmax(out[:, :n])
+        ball = out[:, n]
+        if ball_look and self.ball is not None:
+            ball = self._ball_look(frame, cal, places, gains, probs, ball)
+        return probs, 1.0 / (1.0 + np.exp(-ball))
+
+    def _ball_look(self, frame: np.ndarray, cal, places: list[tuple[float, float]], gains: np.ndarray,
+                   probs: np.ndarray, ball: np.ndarray) -> np.ndarray:
+        """The ball logits with the ball look's averaged in, at the places the judges see a
+        standing cup at (only there is a ball asked about)."""
+        standing = np.flatnonzero(probs[:, 1:1 + STANDING].sum(axis=1) >= 0.5)
+        if not len(standing):
+            return ball
+        blob = np.stack([patch(frame, patch_matrix(cal.homography, *places[i], up_direction(cal, *places[i]),
+                                                   side_mm=BALL_SIDE_MM, size=BALL_SIZE), gains, BALL_SIZE)
+                         for i in standing]).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
+        k = len(standing)
+        # in a batch of a multiple of 16: OpenCV sets a network up again for every new input shape,
+        # which costs more than a few patches more (its mirror image too: validation the same, 2x the time)
+        blob = np.concatenate([blob, np.zeros((-k % 16, *blob.shape[1:]), np.float32)])
+        self.ball.setInput(np.ascontiguousarray(blob))
+        look = self.ball.forward()[:k, 0].astype(np.float64)
+        ball = ball.copy()
+        ball[standing] = 0.5 * (ball[standing] + look)
+        return ball
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:

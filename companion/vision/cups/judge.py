@@ -13,7 +13,9 @@ in it. Trained by ``tools/train/train_judge.py`` on rendered tables; runtime is 
 Two judges answer together, their logits averaged: the second, trained on from the first with games
 rich in cups turned over and balls, finds more of them but also took a silver cup's dim shine for
 a ball; the two together kept most of its finds and no false ball on the validation tables
-(``models/cup-judge.md``, "A fourth round").
+(``models/cup-judge.md``, "A fourth round"). A place they doubt is judged on its mirror image
+too, and a standing cup's ball is asked again of a third, smaller network on the rim's circle cut
+finer (``models/cup-ball.onnx``, trained by ``tools/train/train_ball.py``; "The ball look").
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ dim blot of ten pixels; this look cuts the rim's own circle (BALL_SIDE_MM across
 a pixel, near a 960 × 540 render's own, by the product's code (``judge.patch_matrix``), turned so
 that up is up. Every standing cup of the labels that shows (40 % and more) is cut four times,
 moved, scaled and turned a little as the finder's places are: with a ball that shows (more than
-5 % of it) it is a ball, empty it is none; a ball that does not show at all teaches nothing. The
-patches of each folder are kept beside it (``ball-patches.npz``).
+5 % of it) it is a ball, empty it is none; a ball that does not show at all teaches nothing;
+``--drawn N`` adds the standing cups of N tables drawn by the project's own renderer. The patches
+of each folder are kept beside it (``ball-patches.npz``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -36,9 +36,10 @@ from companion.vision.cups.judge import (
     up_direction,
 )
 from companion.vision.cups.reader import paper_gains
-from tools.train.train_cups import calibrated, drawn_table
+from tools.train.train_cups import calibrated
 from tools.train.train_cups import photometric as cup_photometric
 from tools.train.train_dice import conv, schedule
+from tools.train.train_judge import drawn_cups, patch_args, patches_of
 
 CACHE = "ball-patches.npz"
 CUTS = 4   # patches a cup
@@ -82,23 +83,14 @@ def cups_patches(frame: np.ndarray, cal, cups: list, rng: np.random.Generator):
 
 
 def drawn_patches(seed: int):
-    """The standing cups of a table drawn by the project's own renderer (``train_cups.drawn_table``:
+    """The standing cups of a table drawn by the project's own renderer (``train_judge.drawn_cups``:
     flat-shaded, cups smaller than any rendered one, as ``companion bench tables`` draws them)."""
-    got = drawn_table(seed)
+    got = drawn_cups(seed)
     if got is None:
         return None
-    frame, cal, _, _, layout, scene, renderer = got
-    to_plane = np.linalg.inv(cal.homography)
-    eye = -cal.R.T @ cal.tvec.reshape(3)
-    with_ball = {id(b.in_cup) for b in scene.balls if b.in_cup is not None}
-    r = 0.5 * layout.rim_d * eye[2] / max(eye[2] - layout.cup_h, 200.0)
-    cups = []
-    for c in scene.cups:
-        if c.upright:
-            px = renderer.camera.project(np.array([[c.x, c.y, layout.cup_h]]))
-            x, y = cv2.perspectiveTransform(px[None].astype(np.float64), to_plane)[0, 0]
-            cups.append((x, y, r, 1 if id(c) in with_ball else 0))
-    return cups_patches(frame, cal, cups, np.random.default_rng(seed))
+    frame, cal, _, _, _, cups = got
+    return cups_patches(frame, cal, [(p[0], p[1], r, ball) for c, p, r, ball in cups if c.upright],
+                        np.random.default_rng(seed))
 
 
 def drawn_set(n: int, cache: Path) -> dict[str, np.ndarray]:
@@ -197,30 +189,10 @@ def gather(folders: list[Path]) -> dict[str, np.ndarray]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scenes", nargs="+", type=Path, required=True, help="folders of rendered cup scenes")
-    ap.add_argument("--val", nargs="*", type=Path, default=[], help="folders to report on while training")
-    ap.add_argument("--drawn", type=int, default=0, help="also this many tables drawn by companion.sim.render")
-    ap.add_argument("--drawn-cache", type=Path, default=Path("/tmp/ball-drawn.npz"),
-                    help="where the drawn tables' patches are kept")
-    ap.add_argument("--minutes", type=float, default=20.0)
-    ap.add_argument("--steps", type=int, help="a fixed number of steps (the same run on any machine)")
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--out", type=Path, default=MODELS / BALL_MODEL)
-    ap.add_argument("--cut-only", action="store_true", help="cut the patches and stop")
+    ap = patch_args(__doc__, MODELS / BALL_MODEL, Path("/tmp/ball-drawn.npz"))
     a = ap.parse_args()
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    cv2.setNumThreads(1)
     t0 = time.time()
-    data = gather(a.scenes)
-    if a.drawn:
-        drawn = drawn_set(a.drawn, a.drawn_cache)
-        data = {k: np.concatenate([data[k], drawn[k]]) for k in data}
-    val = gather(a.val) if a.val else None
+    data, val = patches_of(a, gather, drawn_set)
     print(f"{len(data['x'])} patches, {int((data['ball'] == 1).sum())} with a ball; cut in {time.time() - t0:.0f} s",
           flush=True)
     if a.cut_only:

@@ -74,9 +74,11 @@ def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
     return cut(frame, cal, w, h, things, others, rng)
 
 
-def drawn_patches(seed: int):
-    """The patches of a table drawn by the project's own renderer (``train_cups.drawn_table``):
-    flat-shaded, but other cup shapes, sizes and colours."""
+def drawn_cups(seed: int):
+    """A table drawn by the project's own renderer (``train_cups.drawn_table``: flat-shaded, but
+    other cup shapes, sizes and colours): (frame, calibration, width, depth, layout, cups), each
+    cup (the scene's cup, where its rim shows on the table's plane, the rim's radius there, 1 if a
+    ball rests in it), or None where the project finds no table in it."""
     got = drawn_table(seed)
     if got is None:
         return None
@@ -84,13 +86,24 @@ def drawn_patches(seed: int):
     to_plane = np.linalg.inv(cal.homography)
     eye = -cal.R.T @ cal.tvec.reshape(3)
     with_ball = {id(b.in_cup) for b in scene.balls if b.in_cup is not None}
-    things = []
+    r = 0.5 * layout.rim_d * eye[2] / max(eye[2] - layout.cup_h, 200.0)
+    cups = []
     for c in scene.cups:
         px = renderer.camera.project(np.array([[c.x, c.y, layout.cup_h]]))
-        p = cv2.perspectiveTransform(px[None].astype(np.float64), to_plane)[0, 0]
-        r = 0.5 * layout.rim_d * eye[2] / max(eye[2] - layout.cup_h, 200.0)
+        cups.append((c, cv2.perspectiveTransform(px[None].astype(np.float64), to_plane)[0, 0], r, int(id(c) in with_ball)))
+    return frame, cal, w, h, layout, cups
+
+
+def drawn_patches(seed: int):
+    """The patches of a drawn table (:func:`drawn_cups`)."""
+    got = drawn_cups(seed)
+    if got is None:
+        return None
+    frame, cal, w, h, layout, cups = got
+    things = []
+    for c, p, r, ball in cups:
         if c.upright:
-            things.append((p, r, f"standing.{c.cup}", 1 if id(c) in with_ball else 0))
+            things.append((p, r, f"standing.{c.cup}", ball))
         else:
             things.append((p, r * layout.base_d / layout.rim_d, f"turned.{c.cup}" if c.cup != "silver" else None, -1))
     return cut(frame, cal, w, h, things, [], np.random.default_rng(seed))
@@ -284,35 +297,47 @@ def gather(folders: list[Path]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([p[k] for p in parts]) for k in ("x", "cls", "ball")}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def patch_args(doc: str | None, out: Path, drawn_cache: Path) -> argparse.ArgumentParser:
+    """The options of a training on patches cut from rendered and drawn tables (this and
+    ``train_ball``)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenes", nargs="+", type=Path, required=True, help="folders of rendered cup scenes")
     ap.add_argument("--val", nargs="*", type=Path, default=[], help="folders to report on while training")
     ap.add_argument("--drawn", type=int, default=0, help="also this many tables drawn by companion.sim.render")
-    ap.add_argument("--drawn-cache", type=Path, default=Path("/tmp/judge-drawn.npz"),
-                    help="where the drawn tables' patches are kept")
+    ap.add_argument("--drawn-cache", type=Path, default=drawn_cache, help="where the drawn tables' patches are kept")
     ap.add_argument("--minutes", type=float, default=20.0)
     ap.add_argument("--steps", type=int, help="a fixed number of steps (the same run on any machine)")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--width", type=float, default=1.0, help="the network's channels, times this")
-    ap.add_argument("--init", type=Path, help="weights (.pt) of an earlier run to go on from")
-    ap.add_argument("--init-onnx", type=Path, help="start from an exported judge (its batch norms kept as they are)")
-    ap.add_argument("--out", type=Path, default=MODELS / "cup-judge.onnx")
+    ap.add_argument("--out", type=Path, default=out)
     ap.add_argument("--cut-only", action="store_true", help="cut the patches and stop")
-    a = ap.parse_args()
+    return ap
+
+
+def patches_of(a: argparse.Namespace, gather, drawn_set) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """The training and validation patches the options name, by a training's own ``gather`` and
+    ``drawn_set`` (torch's and OpenCV's threads set first)."""
     if a.threads:
         torch.set_num_threads(a.threads)
     cv2.setNumThreads(1)
-    t0 = time.time()
     data = gather(a.scenes)
     if a.drawn:
         drawn = drawn_set(a.drawn, a.drawn_cache)
         data = {k: np.concatenate([data[k], drawn[k]]) for k in data}
-    val = gather(a.val) if a.val else None
+    return data, (gather(a.val) if a.val else None)
+
+
+def main() -> None:
+    ap = patch_args(__doc__, MODELS / "cup-judge.onnx", Path("/tmp/judge-drawn.npz"))
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--width", type=float, default=1.0, help="the network's channels, times this")
+    ap.add_argument("--init", type=Path, help="weights (.pt) of an earlier run to go on from")
+    ap.add_argument("--init-onnx", type=Path, help="start from an exported judge (its batch norms kept as they are)")
+    a = ap.parse_args()
+    t0 = time.time()
+    data, val = patches_of(a, gather, drawn_set)
     counts = np.bincount(data["cls"], minlength=len(CLASSES))
     print(f"{len(data['x'])} patches ({', '.join(f'{c} {k}' for c, k in zip(CLASSES, counts, strict=True))}), "
           f"{int((data['ball'] == 1).sum())} with a ball; cut in {time.time() - t0:.0f} s", flush=True)

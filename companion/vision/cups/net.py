@@ -330,7 +330,7 @@ class NetCupReader(CupReader):
             unseen = [CupSeen(s.side, s.cup, s.x, s.y, [], 0.0, s.name) for s in self.cal.slots
                       if s.cup == "silver" and s.name not in seen]
             # (the paper's gains as measured at the last check of the markers: ~1 ms a look; not
-            # the mirror look at the class nor the ball look: +1 and +1.5 ms a frame on average,
+            # the mirror look at the class nor the ball look: +1 and +1.5-2 ms a frame on average,
             # no throw more and none sooner on the validation sequences)
             probs, sure = judge.judge(frame, self.cal, [(c.x, c.y) for c in ask + unseen],
                                       self.paper_gains, mirror=False, ball_look=False)

@@ -168,7 +168,7 @@ def first_judge_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     from companion.vision.cups import judge, net
 
     monkeypatch.setattr(net, "_FINDER", CupFinder(judge=judge.MODELS / judge.MODEL))
-    monkeypatch.setattr(judge, "CLASS_MIRROR", False)
+    monkeypatch.setattr(judge, "MIRROR_BELOW", 0.0)
 
 
 def test_a_cup_found_out_of_its_colours_row_refuses_the_set_up_instead_of_learning_it_wrong(

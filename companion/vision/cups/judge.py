@@ -38,6 +38,7 @@ SIZE = 80          # patch pixels a side (3.5 mm a pixel)
 CLASSES = ["none"] + [f"standing.{c}" for c in ("blue", "red", "green", "yellow", "silver")] \
     + [f"turned.{c}" for c in ("blue", "red", "green", "yellow")]
 UP_MM = 100.0      # "up" at a place: where a point this far above it shows
+STANDING = [k for k, c in enumerate(CLASSES) if c.startswith("standing.")]
 # The ball look (models/cup-judge.md, "The ball look"): a standing cup's rim circle cut finer
 # than the judge's patch (a ball on a cup's shadowed bottom is a dim blot of ten of its pixels)
 # and asked by its own small network whether a ball rests there; its logit and the judges' are
@@ -46,7 +47,6 @@ UP_MM = 100.0      # "up" at a place: where a point this far above it shows
 BALL_MODEL = "cup-ball.onnx"
 BALL_SIDE_MM = 170.0   # a 115 mm rim seen from 0.7 m shows 135 mm across on the table's plane
 BALL_SIZE = 64         # 2.7 mm a pixel
-STANDING = 5           # CLASSES[1:6]: a standing cup of each colour
 # A ball is judged on the patch and its mirror image: a metal cup's highlight or a rim's glint
 # says "ball" in one of them far more often than a ball fails to in both (validation renders)
 BALL_MIRROR = True
@@ -56,8 +56,7 @@ BALL_MIRROR = True
 # (validation renders: 30 tables 12 -> 15 entirely right, 30 turned-rich ones turned cups missed
 # 36 -> 33; models/cup-judge.md, "The mirror look"). ~3 ms more a photo here. The live watch's
 # look at a few cups for a ball leaves it out (mirror=False): +1 ms a frame, no throw more.
-CLASS_MIRROR = True
-MIRROR_BELOW = 0.99
+MIRROR_BELOW = 0.99  # (0: never)
 MIRROR_FROM = -2.0   # ball logit (p 0.12) below which a place is not looked at mirrored: the mean
                      # of the two could reach BALL_SURE only if the mirror were all but certain
 
@@ -136,7 +135,7 @@ class CupJudge:
         """(class probabilities (N, len(CLASSES)), ball probability (N,)) for each place;
         ``gains``: the paper's (:func:`paper_gains`) when already measured, else measured on
         this frame; ``mirror``: a doubtful place's class judged on its mirror image too
-        (CLASS_MIRROR); ``ball_look``: a standing cup's ball by the ball look as well (BALL_MODEL)."""
+        (MIRROR_BELOW); ``ball_look``: a standing cup's ball by the ball look as well (BALL_MODEL)."""
         if not places:
             return np.zeros((0, len(CLASSES))), np.zeros(0)
         gains = paper_gains(cal.paper_white(frame)) if gains is None else gains
@@ -145,7 +144,7 @@ class CupJudge:
         n = len(CLASSES)
         no = np.zeros(len(out), bool)
         ball_again = out[:, n] > MIRROR_FROM if BALL_MIRROR else no
-        class_again = _softmax(out[:, :n]).max(axis=1) < MIRROR_BELOW if mirror and CLASS_MIRROR else no
+        class_again = _softmax(out[:, :n]).max(axis=1) < MIRROR_BELOW if mirror else no
         again = np.flatnonzero(ball_again | class_again)
         if len(again):   # the mirror images (up stays up) of the places asked again
             m = self._forward(blob[again][..., ::-1])
@@ -162,7 +161,7 @@ class CupJudge:
                    probs: np.ndarray, ball: np.ndarray) -> np.ndarray:
         """The ball logits with the ball look's averaged in, at the places the judges see a
         standing cup at (only there is a ball asked about)."""
-        standing = np.flatnonzero(probs[:, 1:1 + STANDING].sum(axis=1) >= 0.5)
+        standing = np.flatnonzero(probs[:, STANDING].sum(axis=1) >= 0.5)
         if not len(standing):
             return ball
         blob = np.stack([patch(frame, patch_matrix(cal.homography, *places[i], up_direction(cal, *places[i]),

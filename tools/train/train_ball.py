@@ -37,9 +37,8 @@ from companion.vision.cups.judge import (
 )
 from companion.vision.cups.reader import paper_gains
 from tools.train.train_cups import calibrated
-from tools.train.train_cups import photometric as cup_photometric
 from tools.train.train_dice import conv, schedule
-from tools.train.train_judge import drawn_cups, patch_args, patches_of
+from tools.train.train_judge import drawn_cups, patch_args, patches_of, photometric, rim_radius, to_tensor
 
 CACHE = "ball-patches.npz"
 CUTS = 4   # patches a cup
@@ -61,8 +60,7 @@ def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
         if ball and float(ball.get("visible_fraction", 1)) <= 0.05:
             continue   # a ball that does not show: neither ball nor none
         x, y = cv2.perspectiveTransform(np.array([[c["rim_centre_px"]]], np.float64), to_plane)[0, 0]
-        r = 0.5 * float(c["rim_d_mm"]) * eye[2] / max(eye[2] - float(c["height_mm"]), 200.0)
-        cups.append((x, y, r, 1 if ball else 0))
+        cups.append((x, y, rim_radius(eye, float(c["rim_d_mm"]), float(c["height_mm"])), 1 if ball else 0))
     return cups_patches(frame, cal, cups, rng)
 
 
@@ -138,15 +136,6 @@ class BallNet(nn.Module):
         return self.head(self.drop(torch.flatten(self.body(x), 1)))
 
 
-def to_tensor(x: np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(x.astype(np.float32) / 255.0).permute(0, 3, 1, 2).contiguous()
-
-
-def augment(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    out = cup_photometric(img, rng)   # other light and camera, as the finder and judge learnt
-    return np.ascontiguousarray(out[:, ::-1]) if rng.random() < 0.5 else out
-
-
 def evaluate(net: nn.Module, data: dict[str, np.ndarray]) -> str:
     net.eval()
     with torch.no_grad():
@@ -169,7 +158,7 @@ def train(data, val, minutes: float, steps: int | None, batch: int, seed: int, l
     t0, step = time.time(), 0
     for step in schedule(opt, lr, minutes, steps):
         idx = rng.choice(len(w), batch, p=w)
-        x = to_tensor(np.stack([augment(data["x"][i], rng) for i in idx]))
+        x = to_tensor(np.stack([photometric(data["x"][i], rng) for i in idx]))
         y = torch.from_numpy(data["ball"][idx].astype(np.float32))
         loss = nn.functional.binary_cross_entropy_with_logits(net(x)[:, 0], y)
         opt.zero_grad()

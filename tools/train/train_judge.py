@@ -55,7 +55,7 @@ def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
     things = []
     for c in meta["cups"] + meta.get("tally_cups", []):
         seen = float(c.get("visible_fraction") or 0.0) if c.get("in_frame", True) else 0.0
-        r = 0.5 * float(c["rim_d_mm"]) * eye[2] / max(eye[2] - float(c["height_mm"]), 200.0)
+        r = rim_radius(eye, float(c["rim_d_mm"]), float(c["height_mm"]))
         if c["state"] == "standing":
             cls = f"standing.{c['colour']}"
             ball = c.get("ball")
@@ -74,6 +74,12 @@ def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
     return cut(frame, cal, w, h, things, others, rng)
 
 
+def rim_radius(eye: np.ndarray, rim_d: float, height: float) -> float:
+    """A cup's rim radius as it shows on the table's plane, seen from ``eye`` (table mm): a rim
+    ``height`` above the table looks larger there by eye height / (eye height - height)."""
+    return 0.5 * rim_d * eye[2] / max(eye[2] - height, 200.0)
+
+
 def drawn_cups(seed: int):
     """A table drawn by the project's own renderer (``train_cups.drawn_table``: flat-shaded, but
     other cup shapes, sizes and colours): (frame, calibration, width, depth, layout, cups), each
@@ -86,7 +92,7 @@ def drawn_cups(seed: int):
     to_plane = np.linalg.inv(cal.homography)
     eye = -cal.R.T @ cal.tvec.reshape(3)
     with_ball = {id(b.in_cup) for b in scene.balls if b.in_cup is not None}
-    r = 0.5 * layout.rim_d * eye[2] / max(eye[2] - layout.cup_h, 200.0)
+    r = rim_radius(eye, layout.rim_d, layout.cup_h)
     cups = []
     for c in scene.cups:
         px = renderer.camera.project(np.array([[c.x, c.y, layout.cup_h]]))

@@ -27,6 +27,17 @@ def test_bench_tables_reads_random_tables_and_prints_its_figures(capsys) -> None
     assert r["ms_per_photo_median"] > 0 and "cores" in r["machine"]
 
 
+@pytest.mark.parametrize("seed", [5011, 5028])
+def test_a_small_cup_turned_over_that_the_finder_is_sure_of_is_counted(seed: int, capsys) -> None:
+    """Drawn tables of small cups (60-66 mm rims) with a green cup turned over on side B: the judge
+    doubts it (its cup-ness under 0.9), the finder, which sees the table round it, is sure; a place
+    the finder is sure of and the judge does not rule out counts (``net.JUDGE_ALSO``)."""
+    main(["bench", "tables", "--tables", "1", "--seed", str(seed), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["turned_true"] >= 1 and r["turned_missed"] == 0 and r["turned_extra"] == 0
+    assert r["tables_right"] == 1, r["failures"]
+
+
 SCENES = Path(__file__).resolve().parents[1] / "data" / "cups-rendered"
 
 

@@ -21,7 +21,6 @@ import json
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 import torch
 import torch.nn as nn
@@ -36,9 +35,16 @@ from companion.vision.cups.judge import (
     up_direction,
 )
 from companion.vision.cups.reader import paper_gains
-from tools.train.train_cups import calibrated
 from tools.train.train_dice import conv, schedule
-from tools.train.train_judge import drawn_cups, patch_args, patches_of, photometric, rim_radius, to_tensor
+from tools.train.train_judge import (
+    drawn_cups,
+    patch_args,
+    patches_of,
+    photometric,
+    rim_radius,
+    scene_view,
+    to_tensor,
+)
 
 CACHE = "ball-patches.npz"
 CUTS = 4   # patches a cup
@@ -46,12 +52,10 @@ CUTS = 4   # patches a cup
 
 def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
     """(patches (N, BALL_SIZE, BALL_SIZE, 3), ball (N,) 1/0) of a scene's standing cups, or None."""
-    got = calibrated(cv2.imread(str(folder / meta["image"])), float(meta["camera"]["fx_px"]))
-    if got is None:
+    view = scene_view(folder, meta)
+    if view is None:
         return None
-    frame, cal, _, _ = got
-    to_plane = np.linalg.inv(cal.homography)
-    eye = -cal.R.T @ cal.tvec.reshape(3)
+    frame, cal, _, _, plane, eye = view
     cups = []
     for c in meta["cups"]:
         if c["state"] != "standing" or not c.get("in_frame", True) or float(c.get("visible_fraction") or 0) < 0.4:
@@ -59,7 +63,7 @@ def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
         ball = c.get("ball")
         if ball and float(ball.get("visible_fraction", 1)) <= 0.05:
             continue   # a ball that does not show: neither ball nor none
-        x, y = cv2.perspectiveTransform(np.array([[c["rim_centre_px"]]], np.float64), to_plane)[0, 0]
+        x, y = plane(c["rim_centre_px"])
         cups.append((x, y, rim_radius(eye, float(c["rim_d_mm"]), float(c["height_mm"])), 1 if ball else 0))
     return cups_patches(frame, cal, cups, rng)
 

@@ -38,19 +38,29 @@ CLASS_INDEX = {c: i for i, c in enumerate(CLASSES)}
 CACHE = "judge-patches.npz"
 
 
-def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
-    """(patches (N, SIZE, SIZE, 3), class (N,), ball (N,): 1/0, -1 where not taught) of a scene,
-    or None where the project finds no table in it."""
+def scene_view(folder: Path, meta: dict):
+    """A rendered scene as the project calibrates it: (frame, calibration, table width and depth,
+    ``plane(px)``: the table-plane point a frame pixel shows, the camera's place), or None where
+    it finds no table."""
     got = calibrated(cv2.imread(str(folder / meta["image"])), float(meta["camera"]["fx_px"]))
     if got is None:
         return None
     frame, cal, w, h = got
     to_plane = np.linalg.inv(cal.homography)
-    eye = -cal.R.T @ cal.tvec.reshape(3)
 
     def plane(px) -> np.ndarray:
         return cv2.perspectiveTransform(np.array([[px]], np.float64), to_plane)[0, 0]
 
+    return frame, cal, w, h, plane, -cal.R.T @ cal.tvec.reshape(3)
+
+
+def scene_patches(folder: Path, meta: dict, rng: np.random.Generator):
+    """(patches (N, SIZE, SIZE, 3), class (N,), ball (N,): 1/0, -1 where not taught) of a scene,
+    or None where the project finds no table in it."""
+    view = scene_view(folder, meta)
+    if view is None:
+        return None
+    frame, cal, w, h, plane, eye = view
     # things: (x, y) on the plane where each shows, its radius there (mm), class or None (not taught), ball
     things = []
     for c in meta["cups"] + meta.get("tally_cups", []):

@@ -124,10 +124,12 @@ class CupJudge:
         return np.mean(outs, axis=0)
 
     def patches(self, frame: np.ndarray, cal, places: list[tuple[float, float]],
-                gains: np.ndarray | None = None) -> np.ndarray:
+                gains: np.ndarray | None = None, side_mm: float = SIDE_MM, size: int = SIZE) -> np.ndarray:
+        """Each place's patch, ``side_mm`` of the table's plane across in ``size`` pixels, up being up."""
         gains = paper_gains(cal.paper_white(frame)) if gains is None else gains
-        return np.stack([patch(frame, patch_matrix(cal.homography, x, y, up_direction(cal, x, y)), gains)
-                         for x, y in places]) if places else np.zeros((0, SIZE, SIZE, 3), np.uint8)
+        return np.stack([patch(frame, patch_matrix(cal.homography, x, y, up_direction(cal, x, y), side_mm=side_mm,
+                                                   size=size), gains, size)
+                         for x, y in places]) if places else np.zeros((0, size, size, 3), np.uint8)
 
     def judge(self, frame: np.ndarray, cal, places: list[tuple[float, float]],
               gains: np.ndarray | None = None, mirror: bool = True, ball_look: bool = True,
@@ -139,7 +141,7 @@ class CupJudge:
         if not places:
             return np.zeros((0, len(CLASSES))), np.zeros(0)
         gains = paper_gains(cal.paper_white(frame)) if gains is None else gains
-        blob = self.patches(frame, cal, places, gains).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
+        blob = _blob(self.patches(frame, cal, places, gains))
         out = self._forward(blob)
         n = len(CLASSES)
         no = np.zeros(len(out), bool)
@@ -164,9 +166,7 @@ class CupJudge:
         standing = np.flatnonzero(probs[:, STANDING].sum(axis=1) >= 0.5)
         if not len(standing):
             return ball
-        blob = np.stack([patch(frame, patch_matrix(cal.homography, *places[i], up_direction(cal, *places[i]),
-                                                   side_mm=BALL_SIDE_MM, size=BALL_SIZE), gains, BALL_SIZE)
-                         for i in standing]).astype(np.float32).transpose(0, 3, 1, 2) / 255.0
+        blob = _blob(self.patches(frame, cal, [places[i] for i in standing], gains, BALL_SIDE_MM, BALL_SIZE))
         k = len(standing)
         # in a batch of a multiple of 16: OpenCV sets a network up again for every new input shape,
         # which costs more than a few patches more (its mirror image too: validation the same, 2x the time)
@@ -176,6 +176,11 @@ class CupJudge:
         ball = ball.copy()
         ball[standing] = 0.5 * (ball[standing] + look)
         return ball
+
+
+def _blob(patches: np.ndarray) -> np.ndarray:
+    """Patches (N, size, size, 3) as the networks take them: N × 3 × size × size, 0-1."""
+    return patches.astype(np.float32).transpose(0, 3, 1, 2) / 255.0
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:

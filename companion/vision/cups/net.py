@@ -152,12 +152,18 @@ class CupFinder:
         """The last frame's finds again, at another threshold (no second run of the network)."""
         assert self.last_heat is not None
         if self.last_judged is not None:
-            # (a threshold asked for, as the set-ups ask, is the judge's alone)
-            also = (JUDGE_ALSO, HEAT_ALSO) if sure is None else (math.inf, math.inf)
-            sure = JUDGE_SURE if sure is None else sure
-            return [f for f in self.last_judged if f.score >= (BALL_SURE if f.kind == "ball" else sure)
-                    or (f.kind != "ball" and f.score >= also[0] and float(np.max(f.kinds)) >= also[1])]
+            return [f for f in self.last_judged if _kept(f, sure)]
         return self._clear(peaks(self.last_heat, SURE if sure is None else sure), table_w, table_h)
+
+
+def _kept(f: Found, sure: float | None) -> bool:
+    """A judged find is a thing: a ball as sure as BALL_SURE; a cup at the judge's ``sure`` where
+    one is asked for (a set-up's), else at JUDGE_SURE or by the finder's word (JUDGE_ALSO)."""
+    if f.kind == "ball":
+        return f.score >= BALL_SURE
+    if sure is not None:
+        return f.score >= sure
+    return f.score >= JUDGE_SURE or (f.score >= JUDGE_ALSO and float(np.max(f.kinds)) >= HEAT_ALSO)
 
 
 def peaks(heat: np.ndarray, sure: float = SURE, balls: bool = True) -> list[Found]:

@@ -12,12 +12,15 @@ milliseconds per photo, with the machine.
 
 ``--scenes DIR [DIR ...]`` reads photo-realistic Blender scenes instead (``tools/render/cup_scenes.py``,
 labelled in ``DIR/annotations.csv``) and gives the same figures with precision and recall, and again
-per factor the scenes were drawn with (make, light, tilt …), each photo under each of its factors."""
+per factor the scenes were drawn with (make, light, tilt …), each photo under each of its factors;
+balls a cup's wall hides from the camera entirely still count as missed, and how many of the misses
+they were is said (``balls_hidden_missed``, ``photos_right_but_hidden_balls``)."""
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import random
 import statistics
 import time
@@ -145,12 +148,14 @@ def value_order(value: str) -> tuple:
 def scene_truth(folder: str | Path) -> dict[str, dict[str, Any]]:
     """``DIR/annotations.csv`` → {image path: the counts per (side, colour) and the factors}: upright
     cups are the standing places (silver too), turned ones the turned places and the tally cups (their
-    index is ``tally``), balls the ones resting in a standing cup (a loose ball has no place row)."""
+    index is ``tally``), balls the ones resting in a standing cup (a loose ball has no place row).
+    ``hidden`` counts the balls of those no ray from the camera reaches (the cup's wall hides them
+    all: ``DIR/meta/NAME.json`` says so, where it is there): still balls to find, but no photo shows them."""
     out: dict[str, dict[str, Any]] = {}
     with open(Path(folder) / "annotations.csv", newline="") as f:
         for row in csv.DictReader(f):
             t = out.setdefault(str(Path(folder) / row["image"]), {
-                **{k: Counter() for k in KINDS},
+                **{k: Counter() for k in KINDS}, "hidden": Counter(),
                 "factors": dict(kv.split("=", 1) for kv in row["factors"].split(";") if kv)})
             key = (row["side"], row["colour"])
             if row["state"] == "standing":
@@ -159,6 +164,14 @@ def scene_truth(folder: str | Path) -> dict[str, dict[str, Any]]:
                     t["balls"][key] += 1
             elif row["state"] == "turned":
                 t["turned"][key] += 1
+    for path, t in out.items():
+        meta = Path(folder) / "meta" / (Path(path).stem + ".json")
+        if t["balls"] and meta.exists():
+            for cup in json.loads(meta.read_text()).get("cups", []):
+                ball = cup.get("ball") or {}
+                if cup.get("state") == "standing" and ball and not (ball.get("visible_fraction") or
+                                                                   ball.get("visible_through_fraction")):
+                    t["hidden"][(cup["side"], cup["colour"])] += 1
     return out
 
 
@@ -185,7 +198,11 @@ def bench_scenes(folders: list[str]) -> dict[str, Any]:
             failure["error"] = f"{type(err).__name__}: {err}"
         ms.append((time.perf_counter() - t0) * 1000)
         right = all(got[w] == truth[w] for w in KINDS)
-        counts = Counter(photos=1, right=int(right))
+        # right but for balls no pixel shows: what a reader could get right from this photo
+        seen = right or (all(got[w] == truth[w] for w in ("cups", "turned")) and
+                         not got["balls"] - truth["balls"] and not truth["balls"] - got["balls"] - truth["hidden"])
+        counts = Counter(photos=1, right=int(right), right_seen=int(seen), balls_hidden=sum(truth["hidden"].values()),
+                         balls_hidden_missed=sum((truth["hidden"] & (truth["balls"] - got["balls"])).values()))
         for w in KINDS:
             counts[f"{w}_true"] += sum(truth[w].values())
             counts[f"{w}_missed"] += sum((truth[w] - got[w]).values())
@@ -196,13 +213,15 @@ def bench_scenes(folders: list[str]) -> dict[str, Any]:
         if not right:
             failures.append({**failure, **misses(truth, got)})
     figures: dict[str, Any] = {"machine": machine(), "scenes": folders, "photos": tally["photos"],
-                               "photos_right": tally["right"]}
+                               "photos_right": tally["right"],
+                               "photos_right_but_hidden_balls": tally["right_seen"]}
     for w in KINDS:
         true, missed, extra = tally[f"{w}_true"], tally[f"{w}_missed"], tally[f"{w}_extra"]
         found = true - missed
         figures.update({f"{w}_true": true, f"{w}_missed": missed, f"{w}_extra": extra,
                         f"{w}_precision": round(found / (found + extra), 3) if found + extra else None,
                         f"{w}_recall": round(found / true, 3) if true else None})
+    figures.update({"balls_hidden": tally["balls_hidden"], "balls_hidden_missed": tally["balls_hidden_missed"]})
     figures.update({"ms_per_photo_median": round(statistics.median(ms), 1) if ms else None,
                     "photo": "as companion cups IMAGE without calibration, decoding included, one core (cv2.setNumThreads(1))",
                     "per_factor": {k: {v: dict(vals[v]) for v in sorted(vals, key=value_order)}

@@ -68,3 +68,19 @@ def test_bench_tables_scores_blender_scenes_against_their_labels(capsys) -> None
     main(["bench", "tables", "--scenes", str(SCENES)])
     text = capsys.readouterr().out
     assert "photos: 2\n" in text and f"factor make=party: {factors['make']['party']['right']}/1 right" in text
+
+
+HIDDEN = Path(__file__).resolve().parents[1] / "data" / "cups-hidden"
+
+
+@pytest.mark.slow
+def test_balls_the_cup_walls_hide_are_missed_and_said_to_be_hidden(capsys) -> None:
+    # s077007: four balls in cups, three of them out of the camera's sight behind their cup's wall
+    status = main(["bench", "tables", "--scenes", str(HIDDEN), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert status == 1 and r["photos_right"] == 0
+    assert (r["balls_true"], r["balls_hidden"]) == (4, 3)
+    assert r["balls_hidden_missed"] <= r["balls_missed"] and r["balls_extra"] == 0
+    # every other count of the photo is right and the one ball in sight is found
+    assert r["balls_missed"] == r["balls_hidden_missed"] == 3
+    assert r["photos_right_but_hidden_balls"] == 1, r["failures"]

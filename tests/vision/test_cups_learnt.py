@@ -285,3 +285,22 @@ def test_a_cup_is_learnt_in_another_colour_only_where_it_stands_in_that_colours_
     assert (len(mine["red"]["A"]), len(mine["yellow"]["A"])) == ((4, 4) if renamed else (3, 5))
     if renamed:
         assert any(c.cup == "red" and (c.x, c.y) == where for c in mine["red"]["A"])
+
+
+TALLY = Path(__file__).parents[1] / "data" / "cups-tally"
+
+
+def test_a_tally_grown_past_the_near_markers_is_counted(capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """s077000: three cups turned over in front of each side's silver cup, the third of each
+    standing beyond the near markers' line: the column continues on the table, so it counts."""
+    image = TALLY / "images" / "s077000.jpg"
+    want = scene_truth(TALLY)[str(image)]["turned"]
+    assert sum(want.values()) == 6
+    assert main(["cups", str(image), "--json"]) == 0
+    assert counts(json.loads(capsys.readouterr().out)["upside_down"]) == want
+    # without the column's word the cups off the table are left out, as a drink cup would be
+    monkeypatch.setattr("companion.vision.cups.net.TALLY_STEP_MM", 0.0)
+    assert main(["cups", str(image), "--json"]) == 0
+    got = counts(json.loads(capsys.readouterr().out)["upside_down"])
+    assert sum((want - got).values()) == 2 and not got - want

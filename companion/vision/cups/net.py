@@ -39,6 +39,7 @@ SURE = 0.4         # a peak this high is a thing (the held-out renders' best F1,
 APART_MM = 55.0    # two cups' centres are never closer (the smallest rim, 80 mm, seen as it stands)
 MARKER_CLEAR_MM = 55.0   # a find this near a marker's centre (either way) is the marker
 OFF_TABLE_MM = 60.0      # a cup standing this far outside the markers' rectangle is not on the table
+TALLY_STEP_MM = 150.0    # off the table, a turned cup this near one of the tally's is the tally grown
 BARE_EXPLAINED = 0.5     # a place with no cup found and this share of its colours explained is bare
 JUDGE_FLOOR = 0.1        # with the judge (judge.py), the finder's peaks this high are looked at again
 JUDGE_SURE = 0.95        # and a place the judge is this sure holds a cup is one,
@@ -224,15 +225,27 @@ def reading(found: list[Found], eye: np.ndarray, table_w: float, table_h: float 
     cup that would stand off the markers' rectangle (by more than OFF_TABLE_MM) is something else:
     the cups stand on the table the markers mark out."""
     out = Reading()
+    off: list[tuple[Found, float, float]] = []
     for f in found:
         if f.kind == "ball":
             continue
         sx, sy = stands_at(eye, f.x, f.y)
         if table_h is not None and not (-OFF_TABLE_MM < sx < table_w + OFF_TABLE_MM
                                         and -OFF_TABLE_MM < sy < table_h + OFF_TABLE_MM):
+            off.append((f, sx, sy))
             continue
         seen = CupSeen("A" if sx < table_w / 2 else "B", f.cup, f.x, f.y, [], f.score)
         (out.cups if f.kind == "standing" else out.upside_down).append(seen)
+    # a tally grows towards the players, past the near markers: a cup turned over off the table
+    # counts where it continues a column of turned cups that stands on it (a drink cup does not)
+    grown = True
+    while grown:
+        grown = False
+        for f, sx, sy in [o for o in off if o[0].kind == "turned"]:
+            if any((c.x - f.x) ** 2 + (c.y - f.y) ** 2 < TALLY_STEP_MM ** 2 for c in out.upside_down):
+                out.upside_down.append(CupSeen("A" if sx < table_w / 2 else "B", f.cup, f.x, f.y, [], f.score))
+                off.remove((f, sx, sy))
+                grown = True
     for b in (f for f in found if f.kind == "ball"):
         near = [c for c in out.cups if (c.x - b.x) ** 2 + (c.y - b.y) ** 2 < 45.0 ** 2]
         if near:

@@ -304,3 +304,19 @@ def test_a_tally_grown_past_the_near_markers_is_counted(capsys: pytest.CaptureFi
     assert main(["cups", str(image), "--json"]) == 0
     got = counts(json.loads(capsys.readouterr().out)["upside_down"])
     assert sum((want - got).values()) == 2 and not got - want
+
+
+SILVER = Path(__file__).parents[1] / "data" / "cups-silver"
+
+
+@pytest.mark.parametrize("name", ["s077005", "s077013"])
+def test_each_side_shows_its_one_silver_cup(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """s077005: a blue cup mirrored in the metal looks silver too; s077013: the metal mirrors a
+    striped cloth and the finder barely sees it. Each side's standing cups, silver included, are
+    read in the right colours."""
+    image = SILVER / "images" / f"{name}.jpg"
+    truth = scene_truth(SILVER)[str(image)]
+    assert main(["cups", str(image), "--json"]) == 0
+    got = counts(json.loads(capsys.readouterr().out)["sides"])
+    assert got["A", "silver"] == got["B", "silver"] == 1
+    assert got == truth["cups"], (dict(truth["cups"] - got), dict(got - truth["cups"]))

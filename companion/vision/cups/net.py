@@ -89,6 +89,7 @@ class Found:
     y: float
     score: float
     kinds: np.ndarray | None = None   # the finder's heat of each cup kind there (KINDS[:-1])
+    choice: np.ndarray | None = None  # judged: how much each of JUDGE_CLASSES[1:] is what stands there (sums to 1)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -136,12 +137,23 @@ class CupFinder:
         for f, p, b in zip(found, probs, balls, strict=True):
             # which kind: both looks together (the finder saw the table round it, the judge the
             # place up close); whether a cup at all: the judge's
-            k = int(np.argmax(p[1:] * (f.kinds[JUDGE_ORDER] + KIND_EPS) ** KIND_WEIGHT)) + 1
-            what, cup = JUDGE_CLASSES[k].split(".")
-            out.append(Found(what, cup, f.x, f.y, float(1.0 - p[0]), f.kinds))
+            choice = p[1:] * (f.kinds[JUDGE_ORDER] + KIND_EPS) ** KIND_WEIGHT
+            choice = choice / max(float(choice.sum()), 1e-12)
+            what, cup = JUDGE_CLASSES[int(np.argmax(choice)) + 1].split(".")
+            out.append(Found(what, cup, f.x, f.y, float(1.0 - p[0]), f.kinds, choice))
             if what == "standing" and b >= BALL_SURE:
                 out.append(Found("ball", "", f.x, f.y, float(b)))
         return out
+
+    def silver_again(self, frame: np.ndarray, cal, table_w: float, table_h: float) -> list[Found]:
+        """The last frame's faint silver peaks (SILVER_FLOOR up to JUDGE_FLOOR, none of them judged
+        yet), judged: a metal cup mirroring a striped cloth can leave the finder all but blind."""
+        assert self.last_heat is not None and self.last_judged is not None
+        silver = self.last_heat.copy()
+        silver[[i for i in range(len(KINDS) - 1) if KINDS[i] != ("standing", "silver")]] = 0.0
+        faint = [f for f in self._clear(peaks(silver, SILVER_FLOOR, balls=False), table_w, table_h)
+                 if all((f.x - j.x) ** 2 + (f.y - j.y) ** 2 >= APART_MM ** 2 for j in self.last_judged)]
+        return self._judged(frame, cal, faint) if faint else []
 
     @staticmethod
     def _clear(found: list[Found], table_w: float, table_h: float) -> list[Found]:
@@ -254,6 +266,43 @@ def reading(found: list[Found], eye: np.ndarray, table_w: float, table_h: float 
     return out
 
 
+SILVER = JUDGE_CLASSES[1:].index("standing.silver")
+SILVER_FROM = 0.3   # a side with no silver cup: its colour cup this likely silver is it
+SILVER_FLOOR = 0.02  # and the finder's silver peaks this faint are judged for it
+
+
+def one_silver_a_side(found: list[Found], judged: list[Found], eye: np.ndarray, table_w: float) -> list[Found]:
+    """Each side has one silver cup and never loses it (RULES E11): a metal cup mirrors its
+    neighbours' colours, so where a side shows two, the less silver one is its next likeliest kind,
+    and where it shows none, its surest place judged silver below the bar (at least JUDGE_ALSO) is
+    it, else the colour cup likeliest silver (SILVER_FROM). Finds without the judge's word are as
+    they were."""
+    def side(f: Found) -> str:
+        return "A" if stands_at(eye, f.x, f.y)[0] < table_w / 2 else "B"
+
+    out = list(found)
+    for s in "AB":
+        mine = [f for f in out if f.kind == "standing" and f.choice is not None and side(f) == s]
+        silver = sorted((f for f in mine if f.cup == "silver"), key=lambda f: -f.choice[SILVER])
+        for f in silver[1:]:
+            rest = f.choice.copy()
+            rest[SILVER] = 0.0
+            what, cup = JUDGE_CLASSES[int(np.argmax(rest)) + 1].split(".")
+            out[out.index(f)] = Found(what, cup, f.x, f.y, f.score, f.kinds, f.choice)
+        if silver:
+            continue
+        unsure = [j for j in judged if j.kind == "standing" and j.cup == "silver" and j.score >= JUDGE_ALSO
+                  and side(j) == s and j not in out]
+        if unsure:
+            out.append(max(unsure, key=lambda j: j.score))
+            continue
+        likely = [f for f in mine if f.choice[SILVER] >= SILVER_FROM]
+        if likely:
+            f = max(likely, key=lambda f: f.choice[SILVER])
+            out[out.index(f)] = Found("standing", "silver", f.x, f.y, f.score, f.kinds, f.choice)
+    return out
+
+
 _FINDER: CupFinder | None = None
 
 
@@ -275,7 +324,11 @@ def read_photo(frame: np.ndarray, focal: float | None = None):
     width, depth = cal.layout.table_w, cal.layout.table_h
     found = finder().find(frame, cal.homography, width, depth, cal=cal)
     eye = (-cal.R.T @ cal.tvec).ravel()
-    out = reading(found, eye, width, depth)
+    f = finder()
+    judged = f.last_judged or []
+    if f.last_judged is not None and sum(x.kind == "standing" and x.cup == "silver" for x in found) < 2:
+        judged = judged + f.silver_again(frame, cal, width, depth)
+    out = reading(one_silver_a_side(found, judged, eye, width), eye, width, depth)
     px = cal.project(np.array([[c.x, c.y, 0.0] for c in out.cups + out.upside_down]).reshape(-1, 3))
     for c, p in zip(out.cups + out.upside_down, px.tolist(), strict=True):
         c.center = [round(p[0], 1), round(p[1], 1)]

@@ -69,6 +69,7 @@ FACTOR_KEYS = {
     "tally": "where turned cups stand: place (turned where they stood) or tally (in front of the silver cup)",
     "ball": "/".join(BALLS) + ": balls on a cup's bottom (dry cup), floating on water, loose on the table",
     "balls": "number of balls in cups (2 or 0-3)",
+    "silver_ball": "1: each side's silver cup holds a ball too, one time in two (balls in metal are rare otherwise)",
     "loose": "number of balls loose on the table",
     "water": "1: the cups hold water (a third full); 0: dry",
     "height": "camera height above the table, m (0.7-1.6)",
@@ -229,6 +230,13 @@ def plan_state(seed: int, forced: dict, L: dict, cups: dict, sequence: bool) -> 
             water[i] = mode == "floating"
             balls[i] = {"mode": mode, "offset": (rng.uniform(-1, 1), rng.uniform(-1, 1)),
                         "spin": rng.uniform(0, 2 * math.pi)}
+        if forced.get("silver_ball") == "1":   # drawn only when forced: other scenes stay as they were
+            for i in (i for i, p in enumerate(places) if p["colour"] == "silver" and states[i] == "standing"
+                      and i not in balls and rng.random() < 0.5):
+                mode = ball_mode if ball_mode in ("bottom", "floating") else rng.choice(["bottom", "floating"])
+                water[i] = mode == "floating"
+                balls[i] = {"mode": mode, "offset": (rng.uniform(-1, 1), rng.uniform(-1, 1)),
+                            "spin": rng.uniform(0, 2 * math.pi)}
         n_loose = rng.randint(1, 2) if ball_mode in ("loose", "mixed") or rng.random() < 0.12 else 0
         n_loose = cg.forced_num(forced, "loose", rng, n_loose, integer=True)
         for _ in range(n_loose):

@@ -303,6 +303,40 @@ def one_silver_a_side(found: list[Found], judged: list[Found], eye: np.ndarray, 
     return out
 
 
+OFF_ROW = 0.6   # a colour cup this many cup pitches across from every other of its colour is off the rows
+ROW_MIN = 3     # if its colour has a row of this many cups elsewhere on its side
+ROW_TURNS = np.radians(np.arange(180.0))   # the rows' direction is one of these
+
+
+def in_their_rows(cups: list[CupSeen]) -> list[CupSeen]:
+    """The standing cups less those that stand aside from their colour's rows: a side's colour
+    cups stand in rows, so a glass or a drink cup taken for one stands apart. The rows' direction
+    is the one most pairs of a side's cups of one colour lie along (a cup misread or gone leaves
+    pairs across the rows: the likeliest direction, not the mean); the pitch is the side's median
+    distance between nearest cups. A cup with no other of its colour within OFF_ROW pitches across
+    the rows, where its colour has a row of ROW_MIN cups, is left out. The silver cup stands alone."""
+    out = []
+    for side in ("A", "B"):
+        mine = [c for c in cups if c.side == side]
+        colour = [c for c in mine if c.cup != "silver"]
+        pairs = np.array([(b.x - a.x, b.y - a.y) for i, a in enumerate(colour) for b in colour[i + 1:] if a.cup == b.cup])
+        if len(colour) < ROW_MIN + 1 or not len(pairs):
+            out += mine
+            continue
+        turn = 2 * np.arctan2(pairs[:, 1], pairs[:, 0])
+        a = ROW_TURNS[int(np.argmax(np.exp(20 * (np.cos(2 * ROW_TURNS[:, None] - turn[None, :]) - 1)).sum(axis=1)))]
+        across = {id(c): -c.x * np.sin(a) + c.y * np.cos(a) for c in colour}
+        pitch = float(np.median([min(np.hypot(c.x - o.x, c.y - o.y) for o in colour if o is not c) for c in colour]))
+        support = {id(c): sum(abs(across[id(o)] - across[id(c)]) <= OFF_ROW * pitch for o in colour
+                              if o is not c and o.cup == c.cup) for c in colour}
+        for c in mine:
+            row = [across[id(o)] for o in colour if o.cup == c.cup]
+            if (c.cup == "silver" or len(row) < ROW_MIN or support[id(c)] >= ROW_MIN - 1
+                    or abs(across[id(c)] - float(np.median(row))) <= OFF_ROW * pitch):
+                out.append(c)
+    return out
+
+
 _FINDER: CupFinder | None = None
 
 
@@ -329,6 +363,7 @@ def read_photo(frame: np.ndarray, focal: float | None = None):
     if f.last_judged is not None and sum(x.kind == "standing" and x.cup == "silver" for x in found) < 2:
         judged = judged + f.silver_again(frame, cal, width, depth)
     out = reading(one_silver_a_side(found, judged, eye, width), eye, width, depth)
+    out.cups = in_their_rows(out.cups)
     px = cal.project(np.array([[c.x, c.y, 0.0] for c in out.cups + out.upside_down]).reshape(-1, 3))
     for c, p in zip(out.cups + out.upside_down, px.tolist(), strict=True):
         c.center = [round(p[0], 1), round(p[1], 1)]

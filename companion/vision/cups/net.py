@@ -294,7 +294,8 @@ def one_silver_a_side(found: list[Found], judged: list[Found], eye: np.ndarray, 
         unsure = [j for j in judged if j.kind == "standing" and j.cup == "silver" and j.score >= JUDGE_ALSO
                   and side(j) == s and j not in out]
         if unsure:
-            out.append(max(unsure, key=lambda j: j.score))
+            j = max(unsure, key=lambda j: j.score)
+            out += [j] + [b for b in judged if b.kind == "ball" and (b.x, b.y) == (j.x, j.y)]   # and its ball
             continue
         likely = [f for f in mine if f.choice[SILVER] >= SILVER_FROM]
         if likely:
@@ -303,18 +304,19 @@ def one_silver_a_side(found: list[Found], judged: list[Found], eye: np.ndarray, 
     return out
 
 
-OFF_ROW = 0.6   # a colour cup this many cup pitches across from every other of its colour is off the rows
-ROW_MIN = 3     # if its colour has a row of this many cups elsewhere on its side
+OFF_ROW = 0.6   # a colour cup this many cup pitches across from its colour's row is off it
+ROW_MIN = 3     # cups of a colour on a side that make a row to hold the others to
 ROW_TURNS = np.radians(np.arange(180.0))   # the rows' direction is one of these
 
 
 def in_their_rows(cups: list[CupSeen]) -> list[CupSeen]:
-    """The standing cups less those that stand aside from their colour's rows: a side's colour
+    """The standing cups less those that stand aside from their colour's row: a side's colour
     cups stand in rows, so a glass or a drink cup taken for one stands apart. The rows' direction
     is the one most pairs of a side's cups of one colour lie along (a cup misread or gone leaves
     pairs across the rows: the likeliest direction, not the mean); the pitch is the side's median
-    distance between nearest cups. A cup with no other of its colour within OFF_ROW pitches across
-    the rows, where its colour has a row of ROW_MIN cups, is left out. The silver cup stands alone."""
+    distance between nearest cups. A cup more than OFF_ROW pitches across from the median of its
+    colour's cups (ROW_MIN or more of them) is left out, unless ROW_MIN - 1 others of its colour
+    line up with it (a colour read in two rows keeps both). The silver cup stands alone."""
     out = []
     for side in ("A", "B"):
         mine = [c for c in cups if c.side == side]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -230,6 +230,11 @@ def stands_at(eye: np.ndarray, x, y, height: float = CUP_H_MM):
     return eye[0] + (x - eye[0]) * k, eye[1] + (y - eye[1]) * k
 
 
+def side_of(eye: np.ndarray, f: Found, table_w: float) -> str:
+    """The side a find stands on: A the half nearer markers 0 and 3 (where it stands, not where its rim shows)."""
+    return "A" if stands_at(eye, f.x, f.y)[0] < table_w / 2 else "B"
+
+
 def reading(found: list[Found], eye: np.ndarray, table_w: float, table_h: float | None = None) -> Reading:
     """The finds as a :class:`companion.vision.cups.reader.Reading`: each cup on the side where it
     stands (side A the half nearer markers 0 and 3, x < half the table), a ball given to the
@@ -237,27 +242,24 @@ def reading(found: list[Found], eye: np.ndarray, table_w: float, table_h: float 
     cup that would stand off the markers' rectangle (by more than OFF_TABLE_MM) is something else:
     the cups stand on the table the markers mark out."""
     out = Reading()
-    off: list[tuple[Found, float, float]] = []
+    off: list[Found] = []
     for f in found:
         if f.kind == "ball":
             continue
         sx, sy = stands_at(eye, f.x, f.y)
         if table_h is not None and not (-OFF_TABLE_MM < sx < table_w + OFF_TABLE_MM
                                         and -OFF_TABLE_MM < sy < table_h + OFF_TABLE_MM):
-            off.append((f, sx, sy))
+            off.append(f)
             continue
-        seen = CupSeen("A" if sx < table_w / 2 else "B", f.cup, f.x, f.y, [], f.score)
+        seen = CupSeen(side_of(eye, f, table_w), f.cup, f.x, f.y, [], f.score)
         (out.cups if f.kind == "standing" else out.upside_down).append(seen)
     # a tally grows towards the players, past the near markers: a cup turned over off the table
     # counts where it continues a column of turned cups that stands on it (a drink cup does not)
-    grown = True
-    while grown:
-        grown = False
-        for f, sx, sy in [o for o in off if o[0].kind == "turned"]:
-            if any((c.x - f.x) ** 2 + (c.y - f.y) ** 2 < TALLY_STEP_MM ** 2 for c in out.upside_down):
-                out.upside_down.append(CupSeen("A" if sx < table_w / 2 else "B", f.cup, f.x, f.y, [], f.score))
-                off.remove((f, sx, sy))
-                grown = True
+    off = [f for f in off if f.kind == "turned"]
+    while grown := [f for f in off if any((c.x - f.x) ** 2 + (c.y - f.y) ** 2 < TALLY_STEP_MM ** 2
+                                          for c in out.upside_down)]:
+        out.upside_down += [CupSeen(side_of(eye, f, table_w), f.cup, f.x, f.y, [], f.score) for f in grown]
+        off = [f for f in off if f not in grown]
     for b in (f for f in found if f.kind == "ball"):
         near = [c for c in out.cups if (c.x - b.x) ** 2 + (c.y - b.y) ** 2 < 45.0 ** 2]
         if near:
@@ -277,22 +279,19 @@ def one_silver_a_side(found: list[Found], judged: list[Found], eye: np.ndarray, 
     and where it shows none, its surest place judged silver below the bar (at least JUDGE_ALSO) is
     it, else the colour cup likeliest silver (SILVER_FROM). Finds without the judge's word are as
     they were."""
-    def side(f: Found) -> str:
-        return "A" if stands_at(eye, f.x, f.y)[0] < table_w / 2 else "B"
-
     out = list(found)
     for s in "AB":
-        mine = [f for f in out if f.kind == "standing" and f.choice is not None and side(f) == s]
+        mine = [f for f in out if f.kind == "standing" and f.choice is not None and side_of(eye, f, table_w) == s]
         silver = sorted((f for f in mine if f.cup == "silver"), key=lambda f: -f.choice[SILVER])
         for f in silver[1:]:
             rest = f.choice.copy()
             rest[SILVER] = 0.0
             what, cup = JUDGE_CLASSES[int(np.argmax(rest)) + 1].split(".")
-            out[out.index(f)] = Found(what, cup, f.x, f.y, f.score, f.kinds, f.choice)
+            out[out.index(f)] = replace(f, kind=what, cup=cup)
         if silver:
             continue
         unsure = [j for j in judged if j.kind == "standing" and j.cup == "silver" and j.score >= JUDGE_ALSO
-                  and side(j) == s and j not in out]
+                  and side_of(eye, j, table_w) == s and j not in out]
         if unsure:
             j = max(unsure, key=lambda j: j.score)
             out += [j] + [b for b in judged if b.kind == "ball" and (b.x, b.y) == (j.x, j.y)]   # and its ball
@@ -300,7 +299,7 @@ def one_silver_a_side(found: list[Found], judged: list[Found], eye: np.ndarray, 
         likely = [f for f in mine if f.choice[SILVER] >= SILVER_FROM]
         if likely:
             f = max(likely, key=lambda f: f.choice[SILVER])
-            out[out.index(f)] = Found("standing", "silver", f.x, f.y, f.score, f.kinds, f.choice)
+            out[out.index(f)] = replace(f, cup="silver")
     return out
 
 
@@ -358,9 +357,9 @@ def read_photo(frame: np.ndarray, focal: float | None = None):
     t0 = time.perf_counter()
     cal = calibrate_markers(frame, focal)
     width, depth = cal.layout.table_w, cal.layout.table_h
-    found = finder().find(frame, cal.homography, width, depth, cal=cal)
-    eye = (-cal.R.T @ cal.tvec).ravel()
     f = finder()
+    found = f.find(frame, cal.homography, width, depth, cal=cal)
+    eye = (-cal.R.T @ cal.tvec).ravel()
     judged = f.last_judged or []
     if f.last_judged is not None and sum(x.kind == "standing" and x.cup == "silver" for x in found) < 2:
         judged = judged + f.silver_again(frame, cal, width, depth)

@@ -58,7 +58,7 @@ BALL_MIRROR = True
 # look at a few cups for a ball leaves it out (mirror=False): +1 ms a frame, no throw more.
 MIRROR_BELOW = 0.99  # (0: never)
 MIRROR_FROM = -2.0   # ball logit (p 0.12) below which a place is not looked at mirrored: the mean
-                     # of the two could reach BALL_SURE only if the mirror were all but certain
+                     # of the two could reach a photo's BALL_SURE (0.5) only if the mirror were 0.88 sure
 
 
 def patch_matrix(homography: np.ndarray, x: float, y: float, up: tuple[float, float],

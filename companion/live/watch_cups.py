@@ -13,7 +13,8 @@
   (the sheet: "each time the silver cup is made, turn one of any unused colour cups upside
   down"); a cup turned where it stood otherwise is that cup made (tables that turn made cups over
   instead of taking them out). Not again when that throw was already proposed from its ball;
-  only for a cup the watch had seen clearly standing and the closer look sees turned; and a
+  only for a cup the watch had seen clearly standing and the closer look sees turned (or the
+  quick look does and the place no longer looks as it did at set-up, ``LOOK_CHANGED``); and a
   silver cup whose metal showed a "ball" at set-up has its balls ignored that game (its throws
   are read from the tally cup).
 - Never an event: a hand or an arm over the cups, a player leaning over, a ball in flight, a ball
@@ -39,7 +40,7 @@ import numpy as np
 from companion.live.watch import Proposed
 from companion.vision.calibrate import Calibration, CameraMoved
 from companion.vision.cups.net import reader_for
-from companion.vision.cups.reader import BALL_FRACTION, CupSeen
+from companion.vision.cups.reader import BALL_FRACTION, CupSeen, look_alike
 
 CLOSER_AGAIN_S = 2.0   # a cup the closer look still saw standing is not looked at again sooner
 
@@ -48,6 +49,13 @@ CROWD = 3
 # a silver throw proposed from its ball this recently is the one a cup turned for the tally marks
 TALLY_AFTER_S = 60.0
 CLEAR_STANDING = 0.85   # a standing cup's surety (net.surety) the watch calls clear
+# A cup whose place looks this little like it did at set-up (look_alike) is no longer the cup that
+# stood there. The closer look can take a solid cup's flat bottom, turned over where it stood,
+# for a standing cup's inside (0.99 sure, seen from nearly straight above); the quick look sees
+# it turned and its look says it changed: rendered validation sequences, the cups turned over
+# -0.54 to 0.53, cups untouched 0.78 and more in 99 % (a ball in a cup 0.33: the quick look sees
+# that cup standing, so it is never asked)
+LOOK_CHANGED = 0.5
 
 # A table nothing moved on for a while is not looked at: a frame costs ~0.3 ms then instead of a
 # look's 12-16 ms (the network; 100-250 on a Pi 4 core). Still: no pixel of
@@ -134,6 +142,7 @@ class CupWatch:
         self._looked_at = -math.inf
         self._changed_at = math.inf   # when the table's part of the frame last changed
         self.looks = 0                                     # frames the reader looked at (not still)
+        self._set_up_looks: dict[str, np.ndarray] = {}    # slot: how its cup looked at the first look
 
     # -------------------------------------------------------------------------------------
     def feed(self, frame: np.ndarray, t: float) -> list[Proposed]:
@@ -167,6 +176,8 @@ class CupWatch:
                 self.tracked = [Tracked(c.side, c.cup, c.x, c.y, c.slot, t, ball_last=t if c.ball >= BALL_FRACTION else None,
                                         ball_blind=c.ball >= BALL_FRACTION) for c in reading.cups]
                 self._started = True
+                looks = self.reader.looks(frame, [(k.x, k.y) for k in self.tracked])
+                self._set_up_looks = {k.slot: g for k, g in zip(self.tracked, looks or [], strict=False)}
                 closer = self.reader.second_look(frame)
                 self._closer_base = {side: self._turned_on(side, closer) for side in ("A", "B")}
                 self.status = f"watching {len(self.tracked)} cups"
@@ -274,14 +285,19 @@ class CupWatch:
             k.clean_frames += 1
             if t - k.clean_since >= self.gone_s and k.clean_frames >= 3:
                 closer = self.reader.second_look(frame)
-                if closer is not None and any(math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach for c in closer.cups):
+                others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now and o.cup == k.cup and o is not k]
+                quick_turned = self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None
+                # the quick look sees it turned over where it stood, and it no longer looks as it
+                # did: a closer look that sees it standing took its bottom for its inside
+                changed = quick_turned and k.clear() and self._look_changed(k, frame)
+                if closer is not None and not changed and \
+                        any(math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach for c in closer.cups):
                     # the closer look sees a cup standing there (the quick one missed it): wait,
                     # and ask again only after CLOSER_AGAIN_S (a cup the quick look never sees
                     # would cost a closer look every half second)
                     k.clean_since, k.clean_frames = t + CLOSER_AGAIN_S, 0
                     continue
                 self.tracked.remove(k)
-                others = [(o.x, o.y) for o in self.tracked if id(o) in seen_now and o.cup == k.cup]
                 if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
                     self.log.append({"t": t, "slot": k.slot, "what": "cup taken out after its ball was proposed"})
                     continue
@@ -292,9 +308,9 @@ class CupWatch:
                 # (a reader with no closer look, the drawn demo table's colour search: its own)
                 closer_turned = closer is not None and any(
                     math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach for c in closer.upside_down)
-                quick_turned = self.reader.turned_at(labels, k.cup, (k.x, k.y), 40.0, others) is not None
                 if closer_turned or quick_turned:
-                    out.extend(self._turned_in_place(k, t, evidence, (closer_turned or closer is None) and k.clear()))
+                    sure = (closer_turned or closer is None or changed) and k.clear()
+                    out.extend(self._turned_in_place(k, t, {**evidence, "look_changed": changed} if changed else evidence, sure))
                     continue
                 quick_tally, closer_tally = self._to_tally(k.side, k.cup), self._closer_tally(k.side, closer)
                 if quick_tally or closer_tally:
@@ -399,6 +415,13 @@ class CupWatch:
             return True
         self._closer_base[side] = n   # (fewer: a tally cup taken away or hidden)
         return False
+
+    def _look_changed(self, k: Tracked, frame: np.ndarray) -> bool:
+        """The cup's place no longer looks as it did at set-up (LOOK_CHANGED); False where the
+        watch has no set-up look of it (a cup put back later) or the reader cannot look."""
+        before = self._set_up_looks.get(k.slot)
+        now = self.reader.looks(frame, [(k.x, k.y)]) if before is not None else None
+        return bool(now) and look_alike(before, now[0]) < LOOK_CHANGED
 
     def _neighbour_hidden(self, k: Tracked, hidden: list[Tracked]) -> bool:
         """A neighbour just went out of sight: a hand, an arm or a leaning player is likely over

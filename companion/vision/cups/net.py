@@ -61,6 +61,7 @@ SILVER_BALL_SURE = 0.85
 # ball in three looks: its bar stays where its sequences chose it (a false throw costs more than a
 # ball seen a look later)
 WATCH_BALL_SURE = 0.85
+LOOK_MIDDLE = 24   # a place's look (NetCupReader.looks): the judge's patch less this much a side (112 of 280 mm)
 KIND_EPS, KIND_WEIGHT = 0.05, 2   # how the finder's heat of each kind weighs in the judge's choice (validation)
 ENGINE = cv2.dnn.ENGINE_CLASSIC
 
@@ -493,6 +494,16 @@ class NetCupReader(CupReader):
             eye = (-self.cal.R.T @ self.cal.tvec).ravel()
             self._second = (frame, reading(found, eye, L.table_w, L.table_h))
         return self._second[1]
+
+    def looks(self, frame: np.ndarray, places: list[tuple[float, float]]) -> list[np.ndarray] | None:
+        """Each place's middle as the judge's patch shows it (up being up, the table's scale), in
+        grey, smoothed (a dim room's sensor noise is not a change): about the rim's circle."""
+        judge = finder().judge
+        if judge is None or not places:
+            return None
+        grey = [cv2.cvtColor(p, cv2.COLOR_BGR2GRAY) for p in judge.patches(frame, self.cal, places, self.paper_gains)]
+        m = LOOK_MIDDLE
+        return [cv2.GaussianBlur(g, (5, 5), 0)[m:-m, m:-m] for g in grey]
 
     def clean(self, labels: np.ndarray | None, x: float, y: float) -> float:
         """A place the network sees no cup at, whose colours are mostly explained (bare table, a

@@ -179,6 +179,15 @@ def paper_gains(paper: np.ndarray | None) -> np.ndarray:
         return np.ones(3)
     return np.minimum(max(float(np.mean(paper)), PAPER_DIM) / np.maximum(paper, 1.0), 3.0)
 
+
+def look_alike(a: np.ndarray, b: np.ndarray) -> float:
+    """How alike two looks of a place are (zero-mean normalised correlation, -1 to 1): the same
+    whatever the light's level, lower the more what stands there changed."""
+    a = a.astype(np.float32).ravel() - float(a.mean())
+    b = b.astype(np.float32).ravel() - float(b.mean())
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-6))
+
+
 class CupReader:
     """Reads frames of one calibrated camera."""
 
@@ -527,6 +536,11 @@ class CupReader:
     def second_look(self, frame: np.ndarray) -> Reading | None:
         """A closer, costlier reading of the whole frame for the watch's rare decisions (a cup
         gone, a tally grown), or None where this reader has none."""
+        return None
+
+    def looks(self, frame: np.ndarray, places: list[tuple[float, float]]) -> list[np.ndarray] | None:
+        """How each place (table mm) looks, to be compared with how it looked before
+        (:func:`look_alike`), or None where this reader cannot say."""
         return None
 
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,

@@ -40,7 +40,7 @@ import numpy as np
 from companion.live.watch import Proposed
 from companion.vision.calibrate import Calibration, CameraMoved
 from companion.vision.cups.net import reader_for
-from companion.vision.cups.reader import BALL_FRACTION, CupSeen, look_alike
+from companion.vision.cups.reader import BALL_FRACTION, CupSeen
 
 CLOSER_AGAIN_S = 2.0   # a cup the closer look still saw standing is not looked at again sooner
 
@@ -49,8 +49,9 @@ CROWD = 3
 # a silver throw proposed from its ball this recently is the one a cup turned for the tally marks
 TALLY_AFTER_S = 60.0
 CLEAR_STANDING = 0.85   # a standing cup's surety (net.surety) the watch calls clear
-# A cup whose place looks this little like it did at set-up (look_alike) is no longer the cup that
-# stood there. The closer look can take a solid cup's flat bottom, turned over where it stood,
+# A cup whose place looks this little like it did at set-up (their zero-mean normalised
+# correlation: the same whatever the light's level) is no longer the cup that stood there. The
+# closer look can take a solid cup's flat bottom, turned over where it stood,
 # for a standing cup's inside (0.99 sure, seen from nearly straight above); the quick look sees
 # it turned and its look says it changed: rendered validation sequences, the cups turned over
 # -0.54 to 0.53, cups untouched 0.78 and more in 99 % (a ball in a cup 0.33: the quick look sees
@@ -177,7 +178,7 @@ class CupWatch:
                                         ball_blind=c.ball >= BALL_FRACTION) for c in reading.cups]
                 self._started = True
                 looks = self.reader.looks(frame, [(k.x, k.y) for k in self.tracked])
-                self._set_up_looks = {k.slot: g for k, g in zip(self.tracked, looks or [], strict=False)}
+                self._set_up_looks = dict(zip((k.slot for k in self.tracked), looks, strict=True)) if looks else {}
                 closer = self.reader.second_look(frame)
                 self._closer_base = {side: self._turned_on(side, closer) for side in ("A", "B")}
                 self.status = f"watching {len(self.tracked)} cups"
@@ -421,7 +422,7 @@ class CupWatch:
         watch has no set-up look of it (a cup put back later) or the reader cannot look."""
         before = self._set_up_looks.get(k.slot)
         now = self.reader.looks(frame, [(k.x, k.y)]) if before is not None else None
-        return bool(now) and look_alike(before, now[0]) < LOOK_CHANGED
+        return bool(now) and float(cv2.matchTemplate(now[0], before, cv2.TM_CCOEFF_NORMED)[0, 0]) < LOOK_CHANGED
 
     def _neighbour_hidden(self, k: Tracked, hidden: list[Tracked]) -> bool:
         """A neighbour just went out of sight: a hand, an arm or a leaning player is likely over

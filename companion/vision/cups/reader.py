@@ -180,14 +180,6 @@ def paper_gains(paper: np.ndarray | None) -> np.ndarray:
     return np.minimum(max(float(np.mean(paper)), PAPER_DIM) / np.maximum(paper, 1.0), 3.0)
 
 
-def look_alike(a: np.ndarray, b: np.ndarray) -> float:
-    """How alike two looks of a place are (zero-mean normalised correlation, -1 to 1): the same
-    whatever the light's level, lower the more what stands there changed."""
-    a = a.astype(np.float32).ravel() - float(a.mean())
-    b = b.astype(np.float32).ravel() - float(b.mean())
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-6))
-
-
 class CupReader:
     """Reads frames of one calibrated camera."""
 
@@ -539,8 +531,8 @@ class CupReader:
         return None
 
     def looks(self, frame: np.ndarray, places: list[tuple[float, float]]) -> list[np.ndarray] | None:
-        """How each place (table mm) looks, to be compared with how it looked before
-        (:func:`look_alike`), or None where this reader cannot say."""
+        """How each place (table mm) looks, to be compared with how it looked before (the same
+        size, grey), or None where this reader cannot say."""
         return None
 
     def turned_at(self, labels: np.ndarray, cup: str, around: tuple[float, float], radius: float,

@@ -46,6 +46,9 @@ LIGHT_SAT = 0.62  # and its saturation at most this: a yellow body under a cool 
 # of the whites is a camera's tint, undone up to TINT.
 LOCUS = np.array([-0.91, 0.0, 0.42]) / np.hypot(0.91, 0.42)
 LIGHT_ACROSS = 0.15
+# white pips on a dark face: how far across the line their face may tinge them, and how far along
+# it a light face may lie from them and still be white (a yellow face lies ~0.5 along)
+PIP_ACROSS, PIP_AGREE = 0.45, 0.25
 TINT = 0.08
 # White or black by the pips (dice_polarity): a face at least this far light-with-dark-pips is
 # white, this far dark-with-light-pips black, within these L* (rendered validation scenes: white
@@ -309,9 +312,16 @@ def light_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], flo
     and the middle (median) of the rest is the light, if at least a third of the dice gave a
     white. Only casts that a lamp, a window or a
     camera's white balance gives are believed (chromaticity within LIGHT_LOG of grey), so that a
-    table of yellow dice is not turned white."""
-    whites, lit = [], 0
-    for center, size in dice:
+    table of yellow dice is not turned white. Where two or more dark faces show white pips, those
+    pips say where white lies along the lamp-window line (their own tinge from the face around
+    them, across it, is allowed up to PIP_ACROSS), and a light face farther along than PIP_AGREE
+    is a coloured one, not the light (then, too few whites left, none is measured): pale yellow
+    dice outnumbering a white one were taken for a warm lamp. The pips only judge the faces: as
+    the light's own measure they are tinged too much (rendered validation scenes: 96.3 % of the
+    six colours named right against 99.1 %)."""
+    whites, pips, lit = [], [], 0
+    polarity = dice_polarity(frame_bgr, dice)
+    for (center, size), pol in zip(dice, polarity, strict=True):
         patch = _patch(frame_bgr, center, size, 0.42).reshape(-1, 3).astype(np.float32)
         patch = patch[patch.max(axis=1) < 250]
         if len(patch) < 8:
@@ -323,12 +333,20 @@ def light_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], flo
         chroma = np.log(np.maximum(light, 1.0) / max(float(light[1]), 1.0))  # log B/G, 0, log R/G
         saturation = 1 - light.min() / light.max()
         along, across = _on_locus(chroma)
-        if abs(chroma[0]) <= LIGHT_LOG[0] and abs(chroma[2]) <= LIGHT_LOG[1] and saturation <= LIGHT_SAT \
-                and abs(across) <= LIGHT_ACROSS:
-            whites.append((along, across))
+        if abs(chroma[0]) > LIGHT_LOG[0] or abs(chroma[2]) > LIGHT_LOG[1] or saturation > LIGHT_SAT:
+            continue
+        if pol >= POLAR_DARK and abs(across) <= PIP_ACROSS:
+            pips.append(along)   # white pips on a dark face: white, tinged by the face around them
+        if abs(across) <= LIGHT_ACROSS:
+            whites.append((along, across, pol >= POLAR_DARK))
+    if len(pips) >= 2:
+        # a pale face (yellow, light blue) passes for white under a lamp; the pips say where white
+        # lies along the lamp-window line: faces far from it are coloured, not the light
+        middle = float(np.median(pips))
+        whites = [w for w in whites if w[2] or abs(w[0] - middle) <= PIP_AGREE]
     if not whites or len(whites) < lit / 3:  # one odd die among yellow ones is no measure of the light
         return None
-    along, across = np.median(np.asarray(whites), axis=0)
+    along, across = np.median(np.asarray([w[:2] for w in whites]), axis=0)
     across = float(np.clip(across, -TINT, TINT))  # a camera's green or magenta tint, a little of it
     chroma = along * LOCUS + across * np.array([LOCUS[2], 0.0, -LOCUS[0]])
     return gains_for(np.exp(chroma))

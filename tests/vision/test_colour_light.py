@@ -5,6 +5,7 @@ table of white dice under a yellow lamp)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -103,6 +104,28 @@ def test_a_photo_with_the_markers_in_view_is_balanced_by_their_paper(capsys) -> 
     assert main(["dice", str(image), "--json"]) == 0
     dice = json.loads(capsys.readouterr().out)["dice"]
     assert [d["color"] for d in dice] == ["blue"] * 4
+
+
+def test_yellow_dice_outnumbering_the_white_one_are_not_taken_for_the_light(capsys) -> None:
+    """A rendered table with no marker in view (tests/data/dice/rendered-validation, s034700, a
+    validation scene): four yellow dice, one white, two red and two green on a blue speckled
+    carpet. The light is measured on the dice: the yellow faces, pale enough to pass for white
+    paper under a warm lamp, outvoted the white die, and all four were named white and the white
+    die blue. The red and green dice's white pips say the light is neutral: every die is named
+    its colour (before, the red and green ones were "unknown" too)."""
+    data = Path(__file__).parents[1] / "data" / "dice" / "rendered-validation"
+    assert main(["dice", str(data / "images" / "s034700.jpg"), "--json"]) == 0
+    dice = json.loads(capsys.readouterr().out)["dice"]
+    with open(data / "annotations.csv") as f:
+        truth = [((float(r["xmin"]) + float(r["xmax"])) / 2, (float(r["ymin"]) + float(r["ymax"])) / 2, r["color"])
+                 for r in csv.DictReader(f) if "s034700" in r["image"]]
+    named = {}
+    for x, y, colour in truth:
+        near = min(dice, key=lambda d: math.hypot(d["center"][0] - x, d["center"][1] - y))
+        assert math.hypot(near["center"][0] - x, near["center"][1] - y) < 15   # every die is found
+        named[(x, y)] = (colour, near["color"])
+    assert sorted(c for c, _ in named.values()) == ["green"] * 2 + ["red"] * 2 + ["white"] + ["yellow"] * 4
+    assert all(want == got for want, got in named.values()), named
 
 
 def test_the_markers_white_paper_measures_the_light(reader: DiceReader) -> None:

@@ -14,7 +14,9 @@
   down"); a cup turned where it stood otherwise is that cup made (tables that turn made cups over
   instead of taking them out). Not again when that throw was already proposed from its ball;
   only for a cup the watch had seen clearly standing and the closer look sees turned (or the
-  quick look does and the place no longer looks as it did at set-up, ``LOOK_CHANGED``); and a
+  quick look does and the place no longer looks as it did at set-up, ``LOOK_CHANGED``; or the
+  quick look still sees it standing, but only unsurely, the place changed and the closer look
+  sees it turned over and none standing); and a
   silver cup whose metal showed a "ball" at set-up has its balls ignored that game (its throws
   are read from the tally cup).
 - Never an event: a hand or an arm over the cups, a player leaning over, a ball in flight, a ball
@@ -94,12 +96,21 @@ class Tracked:
     ball_proposed_at: float | None = None
     ball_blind: bool = False     # a ball seen in it from the start: not counted until seen empty
     scores: list[float] = field(default_factory=list)   # how clear a standing cup its last looks saw
+    was_clear: bool = False
+    asked_at: float = -math.inf   # when the closer look was last asked about it, seen unsurely
+
+    def saw(self, score: float) -> None:
+        self.scores = [*self.scores[-9:], score]
+        if len(self.scores) >= 3 and float(np.median(self.scores)) >= CLEAR_STANDING:
+            self.was_clear = True
 
     def clear(self) -> bool:
-        """The watch has seen this cup clearly standing (the median of its last looks): seen
-        turned over now, it was turned. A cup the network was never sure of stands oddly (a solid
-        cup's coloured inside in dim light can look turned over, rendered)."""
-        return len(self.scores) >= 3 and float(np.median(self.scores)) >= CLEAR_STANDING
+        """The watch has seen this cup clearly standing (the median of its looks, ten at a time):
+        seen turned over now, it was turned. A cup the network was never sure of stands oddly (a
+        solid cup's coloured inside in dim light can look turned over, rendered). Once is enough:
+        a ball resting in it lowers its looks (0.94 -> 0.84, a rendered solid cup) for the seconds
+        before it is turned over, and the turned cup was then not believed."""
+        return self.was_clear
 
 
 @dataclass
@@ -261,11 +272,13 @@ class CupWatch:
                 k.x, k.y = c.x, c.y
             k.seen_at = t
             k.clean_since, k.clean_frames = None, 0
-            k.scores = [*k.scores[-9:], c.score]
+            k.saw(c.score)
             # a ball counts only in a cup seen whole, its neighbours seen too (no hand, arm or
             # leaning player near it, nor their shadows)
             if c.score >= 0.85 and not self._neighbour_hidden(k, hidden):
                 out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
+        for k, _ in matched:
+            out.extend(self._turned_yet_seen(k, t, frame))
         # Many cups out of sight at once: a player leaning over the table or an arm across it,
         # whose sleeve may even look like a cup's colour where a cup still stands. Nothing is
         # called gone until they are back in sight.
@@ -330,6 +343,36 @@ class CupWatch:
                 if not any(c.slot == slot for c in free):
                     self._newcomers.pop(slot)
         return out
+
+    def _turned_yet_seen(self, k: Tracked, t: float, frame: np.ndarray) -> list[Proposed]:
+        """A cup seen clearly standing, now seen standing only unsurely for three looks: a solid
+        cup turned over where it stood can look to the quick look like a cup standing (its flat
+        bottom for its inside, 0.58-0.73 sure where it was 1.0, rendered), so it is never gone.
+        Where its place no longer looks as at set-up (LOOK_CHANGED) and the closer look sees a
+        cup turned over there and none standing, it was turned over. The closer look is asked
+        about a cup once in CLOSER_AGAIN_S at most."""
+        if k.cup == "silver" or not k.clear() or len(k.scores) < 3 or max(k.scores[-3:]) >= CLEAR_STANDING \
+                or t - k.asked_at < CLOSER_AGAIN_S:
+            return []
+        k.asked_at = t
+        if not self._look_changed(k, frame):
+            return []
+        closer = self.reader.second_look(frame)
+        if closer is None:
+            return []
+
+        def there(cups) -> bool:
+            return any(math.hypot(c.x - k.x, c.y - k.y) < self.reader.reach for c in cups)
+
+        if not there(closer.upside_down) or there(closer.cups):
+            return []
+        self.tracked.remove(k)
+        if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
+            self.log.append({"t": t, "slot": k.slot, "what": "cup turned over after its ball was proposed"})
+            return []
+        evidence = {"slot": k.slot, "position_mm": [round(k.x), round(k.y)], "at": round(t, 3),
+                    "seen_unsurely": [round(v, 2) for v in k.scores[-3:]], "look_changed": True}
+        return self._turned_in_place(k, t, evidence, True)
 
     def _turned_in_place(self, k: Tracked, t: float, evidence: dict[str, Any], sure: bool) -> list[Proposed]:
         """A cup turned over where it stood: the silver tally where the game says so (or a silver

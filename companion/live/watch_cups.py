@@ -51,6 +51,7 @@ CROWD = 3
 # a silver throw proposed from its ball this recently is the one a cup turned for the tally marks
 TALLY_AFTER_S = 60.0
 CLEAR_STANDING = 0.85   # a standing cup's surety (net.surety) the watch calls clear
+UNSURE_DROP = 0.1       # this far under how sure of it the watch was, a cup is seen unsurely
 # A cup whose place looks this little like it did at set-up (their zero-mean normalised
 # correlation: the same whatever the light's level) is no longer the cup that stood there. The
 # closer look can take a solid cup's flat bottom, turned over where it stood,
@@ -59,6 +60,10 @@ CLEAR_STANDING = 0.85   # a standing cup's surety (net.surety) the watch calls c
 # -0.54 to 0.53, cups untouched 0.78 and more in 99 % (a ball in a cup 0.33: the quick look sees
 # that cup standing, so it is never asked)
 LOOK_CHANGED = 0.5
+# where the closer look must see the cup turned over too, and none standing there, a smaller
+# change is enough (still under the untouched cups' 0.78): a cup turned over, seen unsurely
+# standing or as nothing, correlated 0.15-0.55 (rendered validation sequences)
+LOOK_CHANGED_CLOSER = 0.7
 
 # A table nothing moved on for a while is not looked at: a frame costs ~0.3 ms then instead of a
 # look's 12-16 ms (the network; 100-250 on a Pi 4 core). Still: no pixel of
@@ -97,12 +102,15 @@ class Tracked:
     ball_blind: bool = False     # a ball seen in it from the start: not counted until seen empty
     scores: list[float] = field(default_factory=list)   # how clear a standing cup its last looks saw
     was_clear: bool = False
+    clear_level: float = 0.0      # the median of its looks when it was clear (at most 1)
     asked_at: float = -math.inf   # when the closer look was last asked about it, seen unsurely
 
     def saw(self, score: float) -> None:
         self.scores = [*self.scores[-9:], score]
-        if len(self.scores) >= 3 and float(np.median(self.scores)) >= CLEAR_STANDING:
+        middle = float(np.median(self.scores))
+        if len(self.scores) >= 3 and middle >= CLEAR_STANDING:
             self.was_clear = True
+            self.clear_level = max(self.clear_level, middle)
 
     def clear(self) -> bool:
         """The watch has seen this cup clearly standing (the median of its looks, ten at a time):
@@ -278,7 +286,7 @@ class CupWatch:
             if c.score >= 0.85 and not self._neighbour_hidden(k, hidden):
                 out.extend(self._ball(k, c.ball >= BALL_FRACTION, t))
         for k, _ in matched:
-            out.extend(self._turned_yet_seen(k, t, frame))
+            out.extend(self._turned_yet_seen(k, t, frame, seen=True))
         # Many cups out of sight at once: a player leaning over the table or an arm across it,
         # whose sleeve may even look like a cup's colour where a cup still stands. Nothing is
         # called gone until they are back in sight.
@@ -294,6 +302,8 @@ class CupWatch:
                 and self.reader.turned_at(labels, k.cup, (k.x, k.y), 0.0) is not None
             if blocked or (not turned_here and self.reader.clean(labels, k.x, k.y) < 0.9):
                 k.clean_since, k.clean_frames = None, 0
+                if not blocked:   # not bare, nor seen turned: the closer look may see it turned
+                    out.extend(self._turned_yet_seen(k, t, frame, seen=False))
                 continue
             k.clean_since = t if k.clean_since is None else k.clean_since
             k.clean_frames += 1
@@ -344,18 +354,23 @@ class CupWatch:
                     self._newcomers.pop(slot)
         return out
 
-    def _turned_yet_seen(self, k: Tracked, t: float, frame: np.ndarray) -> list[Proposed]:
-        """A cup seen clearly standing, now seen standing only unsurely for three looks: a solid
+    def _turned_yet_seen(self, k: Tracked, t: float, frame: np.ndarray, seen: bool) -> list[Proposed]:
+        """A cup seen clearly standing, now seen standing only unsurely for three looks (under
+        CLEAR_STANDING, or UNSURE_DROP under how sure the watch was of it), or ``seen`` no more
+        for ``gone_s`` while its place is neither bare nor seen turned by the quick look: a solid
         cup turned over where it stood can look to the quick look like a cup standing (its flat
-        bottom for its inside, 0.58-0.73 sure where it was 1.0, rendered), so it is never gone.
-        Where its place no longer looks as at set-up (LOOK_CHANGED) and the closer look sees a
-        cup turned over there and none standing, it was turned over. The closer look is asked
-        about a cup once in CLOSER_AGAIN_S at most."""
-        if k.cup == "silver" or not k.clear() or len(k.scores) < 3 or max(k.scores[-3:]) >= CLEAR_STANDING \
-                or t - k.asked_at < CLOSER_AGAIN_S:
+        bottom for its inside, 0.58-0.87 sure where it was 1.0, rendered), or like nothing it
+        knows, so it is never gone. Where its place no longer looks as at set-up (LOOK_CHANGED)
+        and the closer look sees a cup turned over there and none standing, it was turned over.
+        The closer look is asked about a cup once in CLOSER_AGAIN_S at most."""
+        if k.cup == "silver" or not k.clear() or t - k.asked_at < CLOSER_AGAIN_S:
+            return []
+        if seen and (len(k.scores) < 3 or max(k.scores[-3:]) >= max(CLEAR_STANDING, k.clear_level - UNSURE_DROP)):
+            return []
+        if not seen and t - k.seen_at < self.gone_s:
             return []
         k.asked_at = t
-        if not self._look_changed(k, frame):
+        if not self._look_changed(k, frame, LOOK_CHANGED_CLOSER):
             return []
         closer = self.reader.second_look(frame)
         if closer is None:
@@ -460,12 +475,12 @@ class CupWatch:
         self._closer_base[side] = n   # (fewer: a tally cup taken away or hidden)
         return False
 
-    def _look_changed(self, k: Tracked, frame: np.ndarray) -> bool:
-        """The cup's place no longer looks as it did at set-up (LOOK_CHANGED); False where the
-        watch has no set-up look of it (a cup put back later) or the reader cannot look."""
+    def _look_changed(self, k: Tracked, frame: np.ndarray, bar: float = LOOK_CHANGED) -> bool:
+        """The cup's place no longer looks as it did at set-up (correlates under ``bar``); False
+        where the watch has no set-up look of it (a cup put back later) or the reader cannot look."""
         before = self._set_up_looks.get(k.slot)
         now = self.reader.looks(frame, [(k.x, k.y)]) if before is not None else None
-        return bool(now) and float(cv2.matchTemplate(now[0], before, cv2.TM_CCOEFF_NORMED)[0, 0]) < LOOK_CHANGED
+        return bool(now) and float(cv2.matchTemplate(now[0], before, cv2.TM_CCOEFF_NORMED)[0, 0]) < bar
 
     def _neighbour_hidden(self, k: Tracked, hidden: list[Tracked]) -> bool:
         """A neighbour just went out of sight: a hand, an arm or a leaning player is likely over

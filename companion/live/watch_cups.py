@@ -360,7 +360,7 @@ class CupWatch:
         for ``gone_s`` while its place is neither bare nor seen turned by the quick look: a solid
         cup turned over where it stood can look to the quick look like a cup standing (its flat
         bottom for its inside, 0.58-0.87 sure where it was 1.0, rendered), or like nothing it
-        knows, so it is never gone. Where its place no longer looks as at set-up (LOOK_CHANGED)
+        knows, so it is never gone. Where its place no longer looks as at set-up (LOOK_CHANGED_CLOSER)
         and the closer look sees a cup turned over there and none standing, it was turned over.
         The closer look is asked about a cup once in CLOSER_AGAIN_S at most."""
         if k.cup == "silver" or not k.clear() or t - k.asked_at < CLOSER_AGAIN_S:

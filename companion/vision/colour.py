@@ -303,7 +303,8 @@ def gains_for(white_bgr: np.ndarray, limit: float = 3.0) -> np.ndarray:
     return np.minimum(white.mean() / white, limit)
 
 
-def light_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]]) -> np.ndarray | None:
+def light_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]],
+                polarity: np.ndarray | None = None) -> np.ndarray | None:
     """The light's colour measured on the dice themselves, as B, G, R gains that undo it; None
     when no die shows white. Nearly every die has something white on its top face: a white
     die's body, the pips of a red, blue, green or black one. The lightest eighth of each face
@@ -320,7 +321,7 @@ def light_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], flo
     the light's own measure they are tinged too much (rendered validation scenes: 96.3 % of the
     six colours named right against 99.1 %)."""
     whites, pips, lit = [], [], 0
-    polarity = dice_polarity(frame_bgr, dice)
+    polarity = dice_polarity(frame_bgr, dice) if polarity is None else polarity
     for (center, size), pol in zip(dice, polarity, strict=True):
         patch = _patch(frame_bgr, center, size, 0.42).reshape(-1, 3).astype(np.float32)
         patch = patch[patch.max(axis=1) < 250]
@@ -402,10 +403,11 @@ def exposure_lift(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], f
 
 
 def dice_labs(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]],
-              white_bgr: np.ndarray | None = None) -> np.ndarray:
+              white_bgr: np.ndarray | None = None, polarity: np.ndarray | None = None) -> np.ndarray:
     """The L*a*b* of each die's face (N×3) with the light's colour undone: measured on white
-    paper when the table's markers give it (``white_bgr``), else on the dice themselves."""
-    gains = gains_for(white_bgr) if white_bgr is not None else light_gains(frame_bgr, dice)
+    paper when the table's markers give it (``white_bgr``), else on the dice themselves (their
+    :func:`dice_polarity`, when the caller has it already)."""
+    gains = gains_for(white_bgr) if white_bgr is not None else light_gains(frame_bgr, dice, polarity)
     lift = exposure_lift(frame_bgr, dice, white_bgr)
     if lift > 1.0:
         gains = (np.ones(3) if gains is None else np.asarray(gains, np.float64)) * lift

@@ -349,7 +349,8 @@ class DiceReader:
             return dice
         white = self.white if self.white is not None and float(np.max(self.white)) < 250 else None  # clipped paper: no measure
         faces = [(d.center, d.size) for d in dice]
-        named = self.profiles.classify_labs(dice_labs(frame, faces, white), dice_polarity(frame, faces))
+        polarity = dice_polarity(frame, faces)   # (the light's measure on the dice uses it too)
+        named = self.profiles.classify_labs(dice_labs(frame, faces, white, polarity), polarity)
         return [replace(d, color=name) for d, (name, _) in zip(dice, named, strict=True)]
 
 

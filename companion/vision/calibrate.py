@@ -197,7 +197,8 @@ class Calibration:
 
     def moved(self, offsets: dict[int, float | None], tolerance_px: float | None = None) -> tuple[str, str] | None:
         """(code, sentence) of :meth:`moved_message`: ``CAMERA_MOVED`` when a marker is seen away
-        from where it was calibrated, ``MARKERS_NOT_FOUND`` when fewer than two are seen at all."""
+        from where it was calibrated, ``MARKERS_NOT_FOUND`` when fewer than two are seen at all
+        (none, for a table calibrated from two markers: its one left over is still where it was)."""
         tol = tolerance_px if tolerance_px is not None else max(4.0, 0.12 * self.marker_px)
         moved = {i: d for i, d in offsets.items() if d is not None and d > tol}
         seen = [i for i, d in offsets.items() if d is not None and d <= tol]
@@ -205,7 +206,7 @@ class Calibration:
             worst = max(moved, key=lambda i: moved[i])
             return "CAMERA_MOVED", (f"camera moved: {marker_name(worst)} is {moved[worst]:.0f} px from where it "
                                     "was calibrated; calibrate again (companion calibrate table)")
-        if len(seen) < 2:
+        if len(seen) < (2 if len(self.markers) > 2 else 1):   # (a table calibrated from two: one is enough)
             missing = [marker_name(i) for i, d in offsets.items() if d is None]
             return "MARKERS_NOT_FOUND", f"camera moved or markers covered: {', '.join(missing)} not where calibrated"
         return None
@@ -299,22 +300,27 @@ class Calibration:
 
 
 def table_markers(frame: np.ndarray, least: int = 4) -> dict[int, np.ndarray]:
-    """The table markers' corners (at least ``least`` of them, 3 or 4), or
+    """The table markers' corners (at least ``least`` of them, 2, 3 or 4), or
     :class:`CalibrationError` saying which are missing or that they do not go round the table in
     order. Three are enough where a tall cup or a hand hides the fourth: the table is a
     rectangle, and each marker's own square says how it lies. Where only one side's two are
-    found, the others are looked for where those two say they can be (:func:`find_hidden`)."""
+    found, the others are looked for where those two say they can be (:func:`find_hidden`); two
+    are enough only across a diagonal (a wide lens at a slant cuts the other two off at the
+    frame's edge): one side's two cannot tell how far the table reaches."""
     found = find_markers(frame)
     if len(found) == 2:   # the other side's two hidden in part (cups leaning over them)
         found.update(find_hidden(frame, found))
     missing = [i for i in range(4) if i not in found]
-    if len(missing) > 4 - least:
+    diagonal = sorted(found) in ([0, 2], [1, 3])
+    if len(missing) > 4 - max(least, 3) and not (least <= 2 and diagonal):
         names = ", ".join(marker_name(i) for i in missing)
         raise CalibrationError("MARKERS_NOT_FOUND", f"{names} not seen" if len(missing) < 4
                                else "no table marker seen (markers 0–3 of DICT_4X4_50)")
     # the markers must go round the table the right way: 0 → 1 → 2 → 3 (a mirrored or swapped
     # placement turns the quadrilateral the other way, or crosses it)
     ring = [i for i in range(4) if i in found]
+    if len(ring) == 2:   # no ring to go round: the measure of the pair checks their squares
+        return found
     quad = np.array([marker_centre(found[i]) for i in ring])
     n = len(ring)
     turns = [_cross(quad[(k + 1) % n] - quad[k], quad[(k + 2) % n] - quad[(k + 1) % n]) for k in range(n)]
@@ -334,7 +340,7 @@ def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | No
     if frame is None or frame.ndim not in (2, 3) or min(frame.shape[:2]) < 32:
         raise CalibrationError("BAD_IMAGE", "not an image")
     h, w = frame.shape[:2]
-    found = found if found is not None else table_markers(frame, least=3)
+    found = found if found is not None else table_markers(frame, least=2)
     ids = sorted(found)
     table = marker_table_points(layout)
     centres = {i: marker_centre(found[i]) for i in ids}
@@ -373,6 +379,11 @@ def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | No
     ok, rvec, tvec = cv2.solvePnP(obj3, img_pts.astype(np.float64), K, None, flags=cv2.SOLVEPNP_IPPE)
     if not ok:
         raise CalibrationError("BAD_MARKERS", "cannot work out where the camera is from the markers")
+    if len(ids) == 2:   # two squares fit a free mapping loosely far from them: the camera's pose binds it
+        rvec, tvec = cv2.solvePnPRefineLM(obj3, img_pts.astype(np.float64), K, None, rvec, tvec)
+        R = cv2.Rodrigues(rvec)[0]
+        H = K @ np.column_stack([R[:, 0], R[:, 1], tvec.ravel()])
+        err_mm = _error_mm(H, obj_pts, img_pts)
     sides = [float(np.mean([np.linalg.norm(found[i][k] - found[i][(k + 1) % 4]) for k in range(4)]))
              for i in ids]
     cal = Calibration((w, h), K, rvec, tvec, H / H[2, 2], {i: centres[i].tolist() for i in ids},

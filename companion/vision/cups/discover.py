@@ -59,7 +59,7 @@ from companion.vision.cups.reader import (
     side_where_it_stands,
 )
 from companion.vision.layout import COLOURS, CUPS, Layout, Slot
-from companion.vision.markers import MARKER_MM, marker_centre, marker_table_points
+from companion.vision.markers import MARKER_MM, marker_centre, marker_name, marker_table_points
 
 # Rim diameters (mm) as they appear on the table's plane: the default cup (66 mm, 90 high) seen
 # from 0.8 m looks 74 mm across there, a 95 mm party cup 12 cm high seen from 1 m, 108.
@@ -73,7 +73,9 @@ HEIGHT_PER_RIM = DEFAULT.cup_h / DEFAULT.rim_d   # cups of another size: the def
 def measure_table(frame: np.ndarray, found: dict[int, np.ndarray] | None = None) -> tuple[float, float]:
     """(width, depth) in mm between the marker centres, from the markers' own 80 mm sides (three
     markers are enough: see :func:`_measure_from_three`). ``found``: the markers already found."""
-    found = found if found is not None else table_markers(frame, least=3)
+    found = found if found is not None else table_markers(frame, least=2)
+    if len(found) == 2:
+        return _measure_from_diagonal(found)
     if len(found) == 3:
         return _measure_from_three(found)
     centres = np.float32([marker_centre(found[i]) for i in range(4)])
@@ -124,10 +126,58 @@ def _measure_from_three(found: dict[int, np.ndarray]) -> tuple[float, float]:
     return float(width), float(depth)
 
 
+DIAGONAL_FIT_PX = 0.08   # of a marker's side: two squares that fit no one table plane worse are refused
+
+
+def _measure_from_diagonal(found: dict[int, np.ndarray]) -> tuple[float, float]:
+    """Two markers across a diagonal (a wide lens at a slant cuts the other two off at the
+    frame's edge): the table's size is the one under which a single mapping of the table's plane
+    carries both printed squares onto their corners. One square alone fixes the mapping near it;
+    the far one's centre seen through it is the first guess, then (width, depth) are refined by
+    Gauss-Newton on the pixels left over. Checked on rendered tables with all four markers found
+    and two dropped: ``docs/figures.md``, "Tables from two markers"."""
+    a, c = sorted(found)
+    img = np.vstack([np.vstack([marker_centre(found[i]), found[i]]) for i in (a, c)]).astype(np.float64)
+    side = np.mean([np.linalg.norm(found[i][k] - found[i][(k + 1) % 4]) for i in (a, c) for k in range(4)])
+
+    def table(size: np.ndarray) -> np.ndarray:
+        pts = marker_table_points(Layout(table_w=float(size[0]), table_h=float(size[1])))
+        return np.vstack([pts[a], pts[c]])
+
+    def left(size: np.ndarray) -> np.ndarray:   # pixels each point is off under the best mapping
+        obj = table(size)
+        H, _ = cv2.findHomography(obj, img, 0)
+        if H is None:
+            return np.full(2 * len(img), 1e3)
+        return (cv2.perspectiveTransform(obj.reshape(1, -1, 2), H)[0] - img).ravel()
+
+    # first guess: marker a's square alone, the other's centre carried back through it
+    pts = marker_table_points(Layout(table_w=1000.0, table_h=1000.0))
+    H_a, _ = cv2.findHomography(pts[a], img[:5], 0)
+    if H_a is None:
+        raise CalibrationError("BAD_MARKERS", "the markers' squares do not fit a flat table")
+    far = cv2.perspectiveTransform(img[5:6].reshape(1, 1, 2), np.linalg.inv(H_a))[0, 0]
+    size = np.abs(far - pts[a][0])
+    if not np.all(size > 4 * MARKER_MM):
+        size = np.maximum(size, 4 * MARKER_MM)
+    for _ in range(12):
+        r = left(size)
+        J = np.column_stack([(left(size + d) - r) / 1.0 for d in np.eye(2)])
+        step, *_ = np.linalg.lstsq(J, -r, rcond=None)
+        size = np.maximum(size + step, 2 * MARKER_MM)
+        if np.max(np.abs(step)) < 0.2:
+            break
+    rms = float(np.sqrt(np.mean(left(size) ** 2 * 2)))
+    if rms > DIAGONAL_FIT_PX * side:
+        raise CalibrationError("BAD_MARKERS", f"{marker_name(a)} and {marker_name(c)} do not lie square on one "
+                               f"table ({rms:.1f} px off): lay the markers flat, each with its top towards the far edge")
+    return float(size[0]), float(size[1])
+
+
 def calibrate_markers(frame: np.ndarray, focal: float | None = None) -> Calibration:
     """The table from its markers alone: their rectangle's size measured, the camera from their
     corners (the dice need no more; the cups are learnt when a 21 Exact game is set up)."""
-    found = table_markers(frame, least=3)
+    found = table_markers(frame, least=2)
     width, depth = measure_table(frame, found)
     return replace(calibrate(frame, Layout(table_w=width, table_h=depth), focal, found), layout_given=False)
 

@@ -161,6 +161,14 @@ def test_a_cup_named_in_its_neighbours_colour_is_learnt_in_the_colour_of_its_row
     assert_learnt_as_labelled("s082016_f0")
 
 
+def test_a_cup_standing_on_a_markers_edge_is_learnt() -> None:
+    """A crowded 1.6 m table (a validation render drawn to the hidden tables): side B's far red
+    cup stands on marker 2's edge, its rim seen 48 mm from the marker's centre. Every find that
+    near a marker was taken for the marker, so side B had 3 red cups and the set-up was refused;
+    a marker is taken for no cup of a colour."""
+    assert_learnt_as_labelled("s095702_f0")
+
+
 @pytest.fixture
 def first_judge_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """The process's finder with only the first judge (``models/cup-judge.onnx``), and no look at

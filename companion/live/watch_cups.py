@@ -73,6 +73,9 @@ LOOK_CHANGED_CLOSER = 0.7
 # A cup whose look fell under LOOK_TURNED while no neighbour's changed (under LOOK_CHANGED_CLOSER
 # or gone) and no ball was seen in it was turned over where it stood.
 LOOK_TURNED = 0.3
+# ... and only where the cup was last found where the watch has it (the cups it caught on those
+# sequences: 0-7 mm off)
+FOUND_OFF_MM = 20.0
 
 # A table nothing moved on for a while is not looked at: a frame costs ~0.3 ms then instead of a
 # look's 12-16 ms (the network; 100-250 on a Pi 4 core). Still: no pixel of
@@ -112,6 +115,7 @@ class Tracked:
     scores: list[float] = field(default_factory=list)   # how clear a standing cup its last looks saw
     clear_level: float = 0.0      # the best median of its looks, ten at a time (clear from CLEAR_STANDING)
     asked_at: float = -math.inf   # when the closer look was last asked about it, seen unsurely
+    found_off: float = 0.0        # mm between where it was last found and where the watch has it
 
     def saw(self, score: float) -> None:
         self.scores = [*self.scores[-9:], score]
@@ -293,6 +297,7 @@ class CupWatch:
         for k, c in matched:
             if c.score >= 0.8 or k.cup == "silver":   # only a clear rim moves a cup (knocked)
                 k.x, k.y = c.x, c.y
+            k.found_off = math.hypot(c.x - k.x, c.y - k.y)
             k.seen_at = t
             k.clean_since, k.clean_frames = None, 0
             k.saw(c.score)
@@ -424,6 +429,8 @@ class CupWatch:
             c = corr.get(k.slot)
             if c is None or c >= LOOK_TURNED or k.cup == "silver" or not k.clear() or k.seen_at < seen_since:
                 continue
+            if k.found_off > FOUND_OFF_MM:
+                continue   # found off its place (knocked, seen unclearly): its look is off the cup
             if k.ball_last is not None or k.ball_since is not None:
                 continue   # a ball seen in it changes its look: the ball's own rule says what it was
             if any(0.0 < math.hypot(x - k.x, y - k.y) < reach for x, y in changed):
@@ -433,7 +440,7 @@ class CupWatch:
                 self.log.append({"t": t, "slot": k.slot, "what": "cup turned over after its ball was proposed"})
                 continue
             evidence = {"slot": k.slot, "position_mm": [round(k.x), round(k.y)], "at": round(t, 3),
-                        "settled_look": round(c, 2)}
+                        "settled_look": round(c, 2), "found_off_mm": round(k.found_off)}
             out.extend(self._turned_in_place(k, t, evidence, True))
         return out
 

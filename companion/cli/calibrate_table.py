@@ -19,7 +19,7 @@ from companion.vision.cups.discover import calibrate_markers, learn
 from companion.vision.cups.net import CupFinder
 from companion.vision.images import ImageError, jpeg_note, load_image
 from companion.vision.layout import CUPS, Layout
-from companion.vision.markers import DPI, sheet_pages
+from companion.vision.markers import DPI, marker_name, sheet_pages
 from companion.vision.view import CameraView
 
 
@@ -196,6 +196,10 @@ def run(args: argparse.Namespace) -> int:
           f"table {cal.layout.table_w:.0f} × {cal.layout.table_h:.0f} mm; {learnt}"
           f"focal length {cal.K[0, 0]:.0f} px ({cal.focal_from})")
     print(said)
+    if len(cal.markers) < 4:
+        unseen = ", ".join(marker_name(i) for i in range(4) if i not in cal.markers)
+        print(f"{unseen} not seen: measured from the other {len(cal.markers)} (a few per cent less exact; "
+              "with every marker in view, calibrate again for the surest measure)")
     print(f"wrote {out}")
     print(f"check {over}: the coloured rings must sit on the cups' rims")
     return 0

@@ -314,6 +314,15 @@ def test_calibrate_table_command(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "marker 1 (near right)" in err and "marker 2 (far right)" in err
     assert main(["calibrate", "table", str(tmp_path / "missing.png")]) == 2
     assert "cannot read image" in capsys.readouterr().err
+    # two markers across a diagonal calibrate, and the person setting up is told which are unseen
+    frame, r = frame_of(Look(tilt_deg=25, light=0.6))
+    cover(frame, r, LAYOUT.table_w, 0.0)
+    cover(frame, r, 0.0, LAYOUT.table_h)
+    cv2.imwrite(str(image), frame)
+    assert main(["calibrate", "table", str(image), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "2 markers" in printed
+    assert "marker 1 (near right), marker 3 (far left) not seen: measured from the other 2" in printed
 
 
 @pytest.mark.parametrize("focal", ["nan", "inf", "0", "-985", "1e-9", "1e9"])

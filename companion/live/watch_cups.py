@@ -70,8 +70,8 @@ LOOK_CHANGED_CLOSER = 0.7
 # standing by both looks (its flat bottom taken for its inside, 0.93-1.0 sure); its look then
 # correlates -0.56 to 0.63 with the last settled one, while a cup left alone keeps 0.69 or more
 # (99 % over 0.86), but for one beside a cup taken away (0.32): rendered validation sequences.
-# A cup whose look fell under LOOK_TURNED while no neighbour's changed (under LOOK_CHANGED_CLOSER
-# or gone) and no ball was seen in it was turned over where it stood.
+# A cup whose look fell under LOOK_TURNED while no neighbour's place changed (under
+# LOOK_CHANGED_CLOSER) and no ball was seen in it was turned over where it stood.
 LOOK_TURNED = 0.3
 # ... and only where the cup was last found where the watch has it (the cups it caught on those
 # sequences: 0-7 mm off)
@@ -406,9 +406,9 @@ class CupWatch:
     def _settled(self, frame: np.ndarray, t: float) -> list[Proposed]:
         """Once each time the table settles (SETTLE_S still): every cup's place (where its cup
         was last seen, watched or not) is compared with how it looked when the table last
-        settled; a cup seen standing whose look fell under LOOK_TURNED while no neighbour's place
-        changed (a cup beside it taken away shows in its look), with no ball seen in it, was
-        turned over where it stood (LOOK_TURNED). ~6 ms for 34 places, once a settle."""
+        settled; a cup seen standing, where the watch has it, whose look fell under LOOK_TURNED
+        while no neighbour's place changed (a cup beside it taken away shows in its look), with no
+        ball seen in it, was turned over where it stood. ~6 ms for 34 places, once a settle."""
         if self._settled_for == self._changed_at or not self._settled_looks:
             return []
         self._settled_for = self._changed_at

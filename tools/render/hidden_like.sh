@@ -13,6 +13,7 @@
 #   hidden_like.sh /tmp/cups_hlseq_valT 96400 val 2 --sequence event=turned
 #   hidden_like.sh /tmp/cups_hlseq_valT2 95400 val 3 --sequence event=turned   hidden_like.sh /tmp/cups_hlseq_valM 95800 val 2 --sequence event=miss
 #   hidden_like.sh /tmp/cups_hlseq_testT 97400 test 2 --sequence event=turned
+#   hidden_like.sh /tmp/cups_hlseq_valT3 98400 val 2 --sequence event=turned tilt=20-30
 set -euo pipefail
 out=${1:?usage: hidden_like.sh DIR SEED SPLIT [PER_BLOCK [--sequence] [KEY=VALUE ...]]}
 seed=${2:?first seed}

@@ -108,6 +108,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--filter", type=float, default=3.0,
                     help="bilateral smoothing of the diffuse light, pixels (0: none)")
     ap.add_argument("--sequence", action="store_true", help="render each seed as a live sequence of frames")
+    ap.add_argument("--throws", type=int, default=1,
+                    help="--sequence: throws in a row on the one table (a short game), each its flight, landing and after")
     a = ap.parse_args(argv)
     a.forced = parse_factors(a.factors)
     return a
@@ -272,21 +274,27 @@ def free_spot(rng, L: dict, taken: list, radius: float, tries: int = 80, region=
     return None
 
 
-def plan_event(seed: int, forced: dict, L: dict, state: dict) -> dict:
-    rng = stream(seed, "event")
+def plan_event(seed: int, forced: dict, L: dict, state: dict, throw: int = 0, silvered: tuple = ()) -> dict:
+    """One throw: its kind, side and target cup. ``throw`` > 0: the game's later throws (their
+    own random stream; only cups still standing; one silver throw a side, as its tally spot is one)."""
+    rng = stream(seed, "event" if throw == 0 else f"event{throw}")
     kind = forced.get("event") or ds.pick(rng, EVENTS)
     places = L["places"]
     side = rng.choice(["A", "B"])
+    if kind == "silver" and side in silvered:
+        kind = "made"
+    standing = [i for i, p in enumerate(places) if p["side"] == side and p["colour"] != "silver"
+                and state["states"][i] == "standing"]
     if kind == "silver":
         target = next(i for i, p in enumerate(places) if p["side"] == side and p["colour"] == "silver")
     else:
-        target = rng.choice([i for i, p in enumerate(places) if p["side"] == side and p["colour"] != "silver"])
+        target = rng.choice(standing)
     mode = "floating" if state["water"][target] else "bottom"
     ev = {"kind": kind, "side": side, "target": target, "ball_mode": mode,
           "offset": (rng.uniform(-1, 1), rng.uniform(-1, 1)), "spin": rng.uniform(0, 6.28),
           "air_mm": [rng.uniform(-60, 60), rng.uniform(-260, -80), L["cup_h"] + rng.uniform(60, 250)]}
     if kind == "silver":   # a colour cup of that side turned over for the tally
-        ev["tally_from"] = rng.choice([i for i, p in enumerate(places) if p["side"] == side and p["colour"] != "silver"])
+        ev["tally_from"] = rng.choice(standing)
         tx, ty = L["tally_spot"][side]
         ev["tally_at"] = [tx + rng.uniform(-5, 5), ty + rng.uniform(-4, 4)]
     if kind == "miss":   # the ball lands on the table, clear of the cups
@@ -295,9 +303,21 @@ def plan_event(seed: int, forced: dict, L: dict, state: dict) -> dict:
     return ev
 
 
-def sequence_frames(state: dict, ev: dict, places: list) -> list[dict]:
-    """Frame states: set-up, ball in the air, ball landed, after."""
-    base = {**state, "balls": {}, "loose": [], "tally": [], "air": None}
+def game_frames(state: dict, events: list[dict], places: list) -> list[dict]:
+    """A game of throws: the set-up, then each throw's flight, landing and after, each throw
+    starting from the table the one before left (its tally cups too)."""
+    frames = sequence_frames(state, events[0], places)
+    for ev in events[1:]:
+        after = frames[-1]
+        more = sequence_frames({**after, "phase": None}, ev, places, tally=after["tally"])
+        frames += more[1:]
+    return frames
+
+
+def sequence_frames(state: dict, ev: dict, places: list, tally: list | None = None) -> list[dict]:
+    """Frame states: set-up, ball in the air, ball landed, after (``tally``: cups already turned
+    over for the silver tally, from earlier throws)."""
+    base = {**state, "balls": {}, "loose": [], "tally": list(tally or []), "air": None}
     t = ev["target"]
     p = places[t]["centre_mm"]
     air = {**base, "air": {"centre_mm": [p[0] + ev["air_mm"][0], p[1] + ev["air_mm"][1]], "z_mm": ev["air_mm"][2],
@@ -309,7 +329,7 @@ def sequence_frames(state: dict, ev: dict, places: list) -> list[dict]:
         landed = {**base, "balls": {t: {"mode": ev["ball_mode"], "offset": ev["offset"], "spin": ev["spin"]}}}
         states = list(state["states"])
         water = list(state["water"])
-        tally = []
+        tally = list(base["tally"])
         if ev["kind"] == "made":
             states[t] = "gone"
             water[t] = False
@@ -320,7 +340,7 @@ def sequence_frames(state: dict, ev: dict, places: list) -> list[dict]:
             k = ev["tally_from"]
             states[k] = "gone"
             water[k] = False
-            tally = [{"side": ev["side"], "colour": places[k]["colour"], "centre_mm": ev["tally_at"]}]
+            tally.append({"side": ev["side"], "colour": places[k]["colour"], "centre_mm": ev["tally_at"]})
         after = {**base, "states": states, "water": water, "tally": tally}
     phases = ["setup", "flight", "landed", "after"]
     return [{**f, "phase": ph} for f, ph in zip([base, air, landed, after], phases, strict=True)]
@@ -487,15 +507,21 @@ def move_hidden_markers(L: dict, markers: list, cups: dict, frames: list, cam: d
     return moved
 
 
-def plan_scene(seed: int, forced: dict, w: int, h: int, sequence: bool) -> dict:
+def plan_scene(seed: int, forced: dict, w: int, h: int, sequence: bool, throws: int = 1) -> dict:
     L = cg.plan_layout(stream(seed, "layout"), forced)
     mrng = stream(seed, "markers")
     markers = cg.marker_centres(L, mrng, jitter_mm=cg.forced_num(forced, "marker_jitter", mrng, mrng.uniform(0, 3)),
                                 turn_deg=cg.forced_num(forced, "marker_turn", mrng, mrng.uniform(0, 4)))
     cups = plan_cups(seed, forced, L)
     state = plan_state(seed, forced, L, cups, sequence)
-    event = plan_event(seed, forced, L, state) if sequence else None
-    frames = sequence_frames(state, event, L["places"]) if sequence else [{**state, "air": None, "phase": "still"}]
+    events = []
+    if sequence:
+        now = state
+        for k in range(throws):
+            events.append(plan_event(seed, forced, L, now, k, tuple(e["side"] for e in events if e["kind"] == "silver")))
+            now = game_frames(state, events, L["places"])[-1]
+    event = events[0] if events else None
+    frames = game_frames(state, events, L["places"]) if sequence else [{**state, "air": None, "phase": "still"}]
     # the camera sees every marker's paper and every cup whole
     need = [c for m in markers for c in cg.marker_corners(m, cg.MARKER_PAPER_HALF_MM)]
     for p in L["places"]:
@@ -510,7 +536,7 @@ def plan_scene(seed: int, forced: dict, w: int, h: int, sequence: bool) -> dict:
     cam["defocus"] = cg.forced_num(forced, "defocus", crng, 1.0 if crng.random() < 0.1 else 0.0) >= 0.5
     cam["defocus_coc_px"] = crng.uniform(1.0, 2.4)
     cam["focus_error"] = crng.choice([-1, 1]) * crng.uniform(0.05, 0.15)
-    return {"layout": L, "markers": markers, "cups": cups, "state": state, "event": event, "frames": frames,
+    return {"layout": L, "markers": markers, "cups": cups, "state": state, "event": event, "events": events, "frames": frames,
             "camera": cam, "light": plan_light(seed, forced), "cloth": plan_cloth(seed, forced, cups),
             "extras": plan_extras(seed, forced, L, cups, frames)}
 
@@ -1238,8 +1264,8 @@ def write_csv(out: Path, rows: list[dict]) -> None:
     os.replace(tmp, out / "annotations.csv")
 
 
-def scene_names(seed: int, sequence: bool) -> list[str]:
-    return [f"s{seed:06d}_f{k}" for k in range(4)] if sequence else [f"s{seed:06d}"]
+def scene_names(seed: int, sequence: bool, throws: int = 1) -> list[str]:
+    return [f"s{seed:06d}_f{k}" for k in range(1 + 3 * throws)] if sequence else [f"s{seed:06d}"]
 
 
 def main() -> int:
@@ -1251,11 +1277,11 @@ def main() -> int:
     times = []
     for i in range(args.count):
         seed = args.seed + i
-        names = scene_names(seed, args.sequence)
+        names = scene_names(seed, args.sequence, args.throws)
         if args.resume and all((out / "meta" / f"{n}.json").exists() and (out / "images" / f"{n}.jpg").exists()
                                for n in names):
             continue
-        plan = plan_scene(seed, args.forced, args.width, args.height, args.sequence)
+        plan = plan_scene(seed, args.forced, args.width, args.height, args.sequence, args.throws)
         metas = []
         for k, fs in enumerate(plan["frames"]):
             meta, t = render_frame(args, seed, plan, fs, k if args.sequence else None, out)
@@ -1274,6 +1300,10 @@ def main() -> int:
             (out / "sequences" / f"s{seed:06d}.json").write_text(json.dumps({
                 "seed": seed, "event": ev["kind"], "side": ev["side"],
                 "target": {"place": ev["target"], "colour": place["colour"], "index": place["index"]},
+                **({"throws": [{"event": e["kind"], "side": e["side"],
+                                "target": {"place": e["target"], "colour": plan["layout"]["places"][e["target"]]["colour"],
+                                           "index": plan["layout"]["places"][e["target"]]["index"]}}
+                               for e in plan["events"]]} if len(plan["events"]) > 1 else {}),
                 "frames": [{"image": m["image"], "meta": f"meta/{m['name']}.json", "phase": m["phase"]} for m in metas],
                 "expected": {"made": "ball in the cup, then the cup is gone",
                              "turned": "ball in the cup, then the cup stands turned over where it stood",

@@ -6,7 +6,7 @@
 # mat + lamp, two blocks at a time (one per core). Then:
 #   companion bench tables --scenes DIR          # stills
 #   companion bench cups --sequences DIR         # --sequence: the live watch, calibrated from frame 0
-# Usage: tools/render/hidden_like.sh DIR SEED SPLIT [PER_BLOCK [--sequence] [KEY=VALUE ...]]
+# Usage: tools/render/hidden_like.sh DIR SEED SPLIT [PER_BLOCK [--sequence [--throws N]] [KEY=VALUE ...]]
 # The sets models/cup-judge.md reports on (~1 min a render a core here):
 #   hidden_like.sh /tmp/cups_hl_val 91000 val 6 stage=game        hidden_like.sh /tmp/cups_hl_test 92000 test 6 stage=game
 #   hidden_like.sh /tmp/cups_hlseq_val 96000 val 2 --sequence      hidden_like.sh /tmp/cups_hlseq_test 97000 test 2 --sequence
@@ -14,6 +14,7 @@
 #   hidden_like.sh /tmp/cups_hlseq_valT2 95400 val 3 --sequence event=turned   hidden_like.sh /tmp/cups_hlseq_valM 95800 val 2 --sequence event=miss
 #   hidden_like.sh /tmp/cups_hlseq_testT 97400 test 2 --sequence event=turned
 #   hidden_like.sh /tmp/cups_hlseq_valT3 98400 val 2 --sequence event=turned tilt=20-30
+#   hidden_like.sh /tmp/cups_hlgame_val 94400 val 1 --sequence --throws 3    (4 short games of 3 throws)
 set -euo pipefail
 out=${1:?usage: hidden_like.sh DIR SEED SPLIT [PER_BLOCK [--sequence] [KEY=VALUE ...]]}
 seed=${2:?first seed}

@@ -340,9 +340,7 @@ class CupWatch:
                     # would cost a closer look every half second)
                     k.clean_since, k.clean_frames = t + CLOSER_AGAIN_S, 0
                     continue
-                self.tracked.remove(k)
-                if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
-                    self.log.append({"t": t, "slot": k.slot, "what": "cup taken out after its ball was proposed"})
+                if self._leaves(k, t, "cup taken out"):
                     continue
                 evidence = {"slot": k.slot, "position_mm": [round(k.x), round(k.y)],
                             "last_seen": round(k.seen_at, 3), "since": round(k.clean_since, 3),
@@ -395,9 +393,7 @@ class CupWatch:
             return []
         if not self._at(k, closer.upside_down) or self._at(k, closer.cups):
             return []
-        self.tracked.remove(k)
-        if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
-            self.log.append({"t": t, "slot": k.slot, "what": "cup turned over after its ball was proposed"})
+        if self._leaves(k, t, "cup turned over"):
             return []
         evidence = {"slot": k.slot, "position_mm": [round(k.x), round(k.y)], "at": round(t, 3),
                     "seen_unsurely": [round(v, 2) for v in k.scores[-3:]], "look_changed": True}
@@ -435,14 +431,21 @@ class CupWatch:
                 continue   # a ball seen in it changes its look: the ball's own rule says what it was
             if any(0.0 < math.hypot(x - k.x, y - k.y) < reach for x, y in changed):
                 continue   # a neighbour's place changed too (a cup taken away shows in its look)
-            self.tracked.remove(k)
-            if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
-                self.log.append({"t": t, "slot": k.slot, "what": "cup turned over after its ball was proposed"})
+            if self._leaves(k, t, "cup turned over"):
                 continue
             evidence = {"slot": k.slot, "position_mm": [round(k.x), round(k.y)], "at": round(t, 3),
                         "settled_look": round(c, 2), "found_off_mm": round(k.found_off)}
             out.extend(self._turned_in_place(k, t, evidence, True))
         return out
+
+    def _leaves(self, k: Tracked, t: float, what: str) -> bool:
+        """The watch stops watching this cup; True (and logged) where its ball's throw was
+        proposed lately: the cup leaving or turned over is that throw, not another."""
+        self.tracked.remove(k)
+        if k.ball_proposed_at is not None and t - k.ball_proposed_at < 30:
+            self.log.append({"t": t, "slot": k.slot, "what": f"{what} after its ball was proposed"})
+            return True
+        return False
 
     def _turned_in_place(self, k: Tracked, t: float, evidence: dict[str, Any], sure: bool) -> list[Proposed]:
         """A cup turned over where it stood: the silver tally where the game says so (or a silver

@@ -546,7 +546,9 @@ class CupWatch:
 
     def _neighbour_hidden(self, k: Tracked, hidden: list[Tracked]) -> bool:
         """A neighbour just went out of sight: a hand, an arm or a leaning player is likely over
-        this cup too."""
+        this cup too. (By the layout's pitch, not the places' own spacing as the settled look
+        counts neighbours: the wider reach waited on one more hidden neighbour and missed a
+        throw of the general validation sequences.)"""
         reach = 1.6 * self.cal.layout.pitch
         return any(o is not k and math.hypot(o.x - k.x, o.y - k.y) < reach for o in hidden)
 

@@ -303,17 +303,6 @@ def plan_event(seed: int, forced: dict, L: dict, state: dict, throw: int = 0, si
     return ev
 
 
-def game_frames(state: dict, events: list[dict], places: list) -> list[dict]:
-    """A game of throws: the set-up, then each throw's flight, landing and after, each throw
-    starting from the table the one before left (its tally cups too)."""
-    frames = sequence_frames(state, events[0], places)
-    for ev in events[1:]:
-        after = frames[-1]
-        more = sequence_frames({**after, "phase": None}, ev, places, tally=after["tally"])
-        frames += more[1:]
-    return frames
-
-
 def sequence_frames(state: dict, ev: dict, places: list, tally: list | None = None) -> list[dict]:
     """Frame states: set-up, ball in the air, ball landed, after (``tally``: cups already turned
     over for the silver tally, from earlier throws)."""
@@ -514,14 +503,16 @@ def plan_scene(seed: int, forced: dict, w: int, h: int, sequence: bool, throws: 
                                 turn_deg=cg.forced_num(forced, "marker_turn", mrng, mrng.uniform(0, 4)))
     cups = plan_cups(seed, forced, L)
     state = plan_state(seed, forced, L, cups, sequence)
-    events = []
-    if sequence:
-        now = state
-        for k in range(throws):
-            events.append(plan_event(seed, forced, L, now, k, tuple(e["side"] for e in events if e["kind"] == "silver")))
-            now = game_frames(state, events, L["places"])[-1]
+    # a sequence: the set-up, then each throw's flight, landing and after, each throw planned on
+    # and starting from the table the one before left (its tally cups too)
+    events: list[dict] = []
+    frames = [] if sequence else [{**state, "air": None, "phase": "still"}]
+    for k in range(throws if sequence else 0):
+        now = frames[-1] if frames else state
+        events.append(plan_event(seed, forced, L, now, k, tuple(e["side"] for e in events if e["kind"] == "silver")))
+        more = sequence_frames(now, events[-1], L["places"], tally=now["tally"] if frames else None)
+        frames += more[1:] if frames else more
     event = events[0] if events else None
-    frames = game_frames(state, events, L["places"]) if sequence else [{**state, "air": None, "phase": "still"}]
     # the camera sees every marker's paper and every cup whole
     need = [c for m in markers for c in cg.marker_corners(m, cg.MARKER_PAPER_HALF_MM)]
     for p in L["places"]:

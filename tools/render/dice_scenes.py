@@ -107,6 +107,8 @@ FACTOR_KEYS = {
     "color": "every die this colour (white, blue, ... or any other colour name used)",
     "kind": "every die this kind: solid, translucent, casino, marbled",
     "defocus": "1: slightly out of focus; 0: sharp",
+    "outer": "with cloth=tray: the table round the tray, a family or subtype (speckle, carpet, wood, ...)",
+    "tray": "with cloth=tray: the tray's size, a share of the view (0.3-0.6; default 0.55-1.05)",
 }
 
 
@@ -150,6 +152,10 @@ def parse_factors(items: list[str]) -> dict[str, str]:
             if k not in FACTOR_KEYS:
                 raise SystemExit(f"--factors: unknown {k!r}; known: " + ", ".join(FACTOR_KEYS))
             out[k] = v
+    for key in ("cloth", "outer"):
+        cloth = out.get(key)
+        if cloth and cloth not in CLOTHS and not any(cloth in v for v in CLOTHS.values()):
+            raise SystemExit(f"--factors {key}={cloth}: not one of {FACTOR_KEYS['cloth']}")
     cloth = out.get("cloth")
     if cloth and cloth not in CLOTHS and not any(cloth in v for v in CLOTHS.values()):
         raise SystemExit(f"--factors cloth={cloth}: not one of {FACTOR_KEYS['cloth']}")
@@ -644,17 +650,28 @@ def plan_cloth(seed: int, forced: dict) -> dict:
          "wall_colour": hsv_linear(rng.random(), rng.uniform(0, 0.8), rng.uniform(0.03, 0.3)),
          "wall_h": rng.uniform(0.02, 0.045), "tray_scale": (rng.uniform(0.55, 1.05), rng.uniform(0.55, 1.05)),
          "tray_rot": rng.uniform(-0.25, 0.25), "tray_shift": (rng.uniform(-0.1, 0.1), rng.uniform(-0.1, 0.1))}
-    p["outer"] = plan_cloth_outer(seed)
+    if "tray" in forced:  # a small tray in a wide view: a phone photo of a tray on the floor
+        t = stream(seed, "cloth-tray-size")
+        p["tray_scale"] = (forced_num(forced, "tray", t, 0.0), forced_num(forced, "tray", t, 0.0))
+    p["outer"] = plan_cloth_outer(seed, forced.get("outer"))
     return p
 
 
-def plan_cloth_outer(seed: int) -> dict:
-    """The table round a tray."""
+def plan_cloth_outer(seed: int, want: str | None = None) -> dict:
+    """The table round a tray; ``want`` (a family or subtype) forces it. A forced one draws from
+    streams of its own, so the trays of scenes rendered without it stay as they were."""
     rng = stream(seed, "cloth-outer")
     fam = rng.choice(["wood", "plain", "felt", "print"])
-    return {"family": fam, "subtype": rng.choice(CLOTHS[fam]), "colours": [random_colour(rng)[0] for _ in range(3)],
-            "colour_names": [], "speck_mm": 3.0, "density": 0.3, "scale_mm": rng.uniform(4, 30), "rough": rng.uniform(0.3, 1),
-            "angle": rng.uniform(0, math.pi), "offset": [rng.uniform(-5, 5) for _ in range(3)]}
+    out = {"family": fam, "subtype": rng.choice(CLOTHS[fam]), "colours": [random_colour(rng)[0] for _ in range(3)],
+           "colour_names": [], "speck_mm": 3.0, "density": 0.3, "scale_mm": rng.uniform(4, 30), "rough": rng.uniform(0.3, 1),
+           "angle": rng.uniform(0, math.pi), "offset": [rng.uniform(-5, 5) for _ in range(3)]}
+    if want:
+        f = stream(seed, "cloth-outer-forced")
+        fam = want if want in CLOTHS else next(k for k, v in CLOTHS.items() if want in v)
+        colours = [random_colour(f)[0] for _ in range(f.randint(2, 5))]
+        out.update(family=fam, subtype=want if want not in CLOTHS else f.choice(CLOTHS[fam]), colours=colours,
+                   speck_mm=f.uniform(1.2, 6.0), density=f.uniform(0.15, 0.6))
+    return out
 
 
 def plan_light(seed: int, forced: dict) -> dict:

@@ -85,13 +85,6 @@ START_SIDE = 480
 # than the first is not taken (90 validation renders at 2x / 3x: F1 0.73 / 0.52 -> 0.87 / 0.85,
 # as taken 0.881 -> 0.878; models/dice-reader.md, "Photos of high resolution").
 FINER_SURE, SIZE_SURE, SIZE_LOOK_MARGIN = 0.5, 0.8, 0.2
-# A candidate read as a die (RECENTRE_DIE) whose value is doubted (under RECENTRE_DOUBT) is cut
-# again RECENTRE_STEP of its size off to each side, and read there if RECENTRE_GAIN surer and at
-# least RECENTRE_SURE (DiceReader._recentre)
-RECENTRE_DIE, RECENTRE_DOUBT, RECENTRE_STEP, RECENTRE_GAIN, RECENTRE_SURE = 0.5, 0.9, 0.15, 0.1, 0.8
-# A die another look read this surely, of the kept look's dice's size, joins it where it has none
-# (DiceReader._merged)
-MERGE_SURE, MERGE_SIZES = 0.95, (0.6, 1.6)
 # OpenCV 5's classic engine runs these small networks about twice as fast as its new one
 # (0.9 vs 1.6 ms for 8 reader crops, one thread), with the same outputs to 1e-5.
 ENGINE = cv2.dnn.ENGINE_CLASSIC
@@ -161,7 +154,6 @@ class DiceReader:
         self.die_threshold = die_threshold
         self.sure = sure  # below this, the reader looks again at the crop turned three ways
         self.value_floor = value_floor  # a die read less surely than this is not reported
-        self._seen: dict[float, tuple] = {}   # the looks at the frame being read (_read_at)
         # OpenCV sets a network up on its first run: do it now, not on the first camera frame
         self.finder.setInput(np.zeros((1, 3, 320, 320), np.float32))
         self.finder.forward()
@@ -223,7 +215,6 @@ class DiceReader:
         return self._read_adapting(frame)
 
     def _read_adapting(self, frame: np.ndarray) -> list[Die]:
-        self._seen = {}
         scale = self.scale
         dice = self._read_at(frame, scale)
         if self.adapt and min(frame.shape[:2]) * scale > START_SIDE:
@@ -275,11 +266,6 @@ class DiceReader:
             scale, dice = new, there
         if self.adapt:
             dice = self._bigger(frame, scale, dice)
-        if isinstance(dice, _Look) and dice:
-            # Only the look kept is recentred: recentred, a doubtful first look of tiny touching
-            # dice read as one die grew sure of it, and the finer look that reads them was not taken
-            dice = self._read_at(frame, dice.scale, recentre=True)
-            dice = self._merged(frame, dice)
         # A die whose value the reader is unsure of even after the turned looks is more often a
         # side face, a shadow or a speck than a die (rendered validation scenes: F1 +0.01-0.03,
         # byler held-out photos unchanged; 0.5 also lost 5 of 110 real casino dice, 0.4 one):
@@ -324,22 +310,12 @@ class DiceReader:
         there = self._read_at(frame, other)
         return (other, there) if _mean_confidence(there) > _mean_confidence(dice) else (scale, dice)
 
-    def _read_at(self, frame: np.ndarray, scale: float, recentre: bool = False) -> list[Die]:
-        """The dice of one look at ``scale`` (a :class:`_Look`); with ``recentre``, doubted values
-        are read again off-centre (:meth:`_recentre`). The finder's candidates and the reader's
-        first answers are kept for the frame (``_seen``), so the chosen look is recentred without
-        being found again."""
-        seen = self._seen.get(scale)
-        if seen is None:
-            cands = self.candidates(frame, scale)
-            crops = [crop_die(frame, cx, cy, size, self.crop, self.crop_scale) for cx, cy, size, _ in cands]
-            seen = self._seen[scale] = (cands, crops, self._classify(crops) if cands else None)
-        cands, crops, first = seen
+    def _read_at(self, frame: np.ndarray, scale: float) -> list[Die]:
+        cands = self.candidates(frame, scale)
         if not cands:
-            return _Look(scale)
-        crops, prob = list(crops), first.copy()
-        if recentre:
-            self._recentre(frame, cands, crops, prob)
+            return []
+        crops = [crop_die(frame, cx, cy, size, self.crop, self.crop_scale) for cx, cy, size, _ in cands]
+        prob = self._classify(crops)
         # A second look at the doubtful ones: the same crop turned by 90°, 180° and 270°.
         doubtful = [i for i, p in enumerate(prob) if p.max() < self.sure]
         if doubtful:
@@ -365,55 +341,7 @@ class DiceReader:
             dice.append(Die(value, UNKNOWN, (float(cx), float(cy)), box, float(p[value])))
             kept.append((cx, cy, dice[-1].size))
         dice.sort(key=lambda d: (d.center[1], d.center[0]))
-        return _Look(scale, dice)
-
-    def _merged(self, frame: np.ndarray, dice: _Look) -> _Look:
-        """The look kept, with the dice another look of this frame read MERGE_SURE surely where
-        the kept one has none: a look is kept whole, by the reader's mean confidence, and one die
-        of a touching cluster may be read surely only at a finer look than the rest. Only dice of
-        the kept dice's size (MERGE_SIZES of their median), so a big die's pips, read as dice at a
-        finer look, stay out (validation renders: 3 dice more right, no extra; the byler train
-        photos the same)."""
-        out = list(dice)
-        median = float(np.median([d.size for d in dice]))
-        for scale in list(self._seen):
-            if scale == dice.scale:
-                continue
-            for x in self._read_at(frame, scale):
-                if x.confidence < MERGE_SURE or not MERGE_SIZES[0] <= x.size / median <= MERGE_SIZES[1]:
-                    continue
-                if all(math.hypot(x.center[0] - y.center[0], x.center[1] - y.center[1]) >= 0.6 * max(x.size, y.size)
-                       for y in out):
-                    out.append(x)
-        out.sort(key=lambda d: (d.center[1], d.center[0]))
-        return _Look(dice.scale, out)
-
-    def _recentre(self, frame: np.ndarray, cands: list[tuple[float, float, float, float]], crops: list[np.ndarray],
-                  prob: np.ndarray) -> None:
-        """A candidate the reader takes for a die but whose value it doubts (under RECENTRE_DOUBT)
-        is cut again RECENTRE_STEP of its size off to each side; where one of those four crops is
-        read RECENTRE_GAIN surer and RECENTRE_SURE sure, its reading and crop replace the first
-        (``prob`` and ``crops`` in place). The finder places a die's centre to a few pixels, and the reader, trained on
-        crops centred on the top face, reads a face cut off-centre (a touching neighbour's edge in
-        view, a side face in a corner) as another value or too unsurely to report. The candidate
-        keeps its place: moved, it could come within half a die of a touching neighbour and be
-        taken for that die found twice. Candidates the reader calls "not a die" are left as they
-        are (recut, specks of a carpet became dice), and so is a recut read less than
-        RECENTRE_SURE sure (blurred, compressed photos: misses became misreads). Chosen on
-        validation renders and the byler train photos (``models/dice-reader.md``, "Recentred
-        crops")."""
-        doubted = [i for i, p in enumerate(prob) if 1 - p[0] >= RECENTRE_DIE and p[1:].max() < RECENTRE_DOUBT]
-        if not doubted:
-            return
-        steps = ((1, 0), (-1, 0), (0, 1), (0, -1))
-        alt = [crop_die(frame, cands[i][0] + RECENTRE_STEP * a * cands[i][2], cands[i][1] + RECENTRE_STEP * b * cands[i][2],
-                        cands[i][2], self.crop, self.crop_scale) for i in doubted for a, b in steps]
-        pa = self._classify(alt).reshape(len(doubted), len(steps), -1)
-        for n, i in enumerate(doubted):
-            k = int(np.argmax(pa[n][:, 1:].max(axis=1)))
-            if pa[n][k, 1:].max() >= max(RECENTRE_SURE, prob[i][1:].max() + RECENTRE_GAIN):
-                prob[i] = pa[n][k]
-                crops[i] = alt[n * len(steps) + k]
+        return dice
 
     def _coloured(self, frame: np.ndarray, dice: list[Die]) -> list[Die]:
         """Colours for the dice of the last look only (not for looks at a scale that was dropped)."""
@@ -424,14 +352,6 @@ class DiceReader:
         polarity = dice_polarity(frame, faces)   # (the light's measure on the dice uses it too)
         named = self.profiles.classify_labs(dice_labs(frame, faces, white, polarity), polarity)
         return [replace(d, color=name) for d, (name, _) in zip(dice, named, strict=True)]
-
-
-class _Look(list):
-    """One look's dice, with the finder scale it was taken at."""
-
-    def __init__(self, scale: float, dice: list[Die] | None = None) -> None:
-        super().__init__(dice or [])
-        self.scale = scale
 
 
 def _logits(net: Any, crops: list[np.ndarray]) -> np.ndarray:

@@ -35,6 +35,7 @@ from companion.vision.markers import (
     marker_centre,
     marker_name,
     marker_table_points,
+    quick_detector,
 )
 from companion.vision.view import CameraView
 
@@ -171,22 +172,27 @@ class Calibration:
     def check_markers(self, frame: np.ndarray, tolerance_px: float | None = None) -> dict[int, float | None]:
         """For each marker, how far (pixels) from where it was calibrated it is now seen, or None
         when it is not seen (covered by a hand, or gone). Looks only near the calibrated spots."""
-        gray = gray_of(frame)
-        h, w = gray.shape
+        h, w = frame.shape[:2]
         half = int(self.marker_px * 1.6)
+        quick = quick_detector(self.marker_px)
         out: dict[int, float | None] = {}
         for i, (u, v) in self.markers.items():
             x0, y0 = max(0, int(u) - half), max(0, int(v) - half)
             x1, y1 = min(w, int(u) + half), min(h, int(v) + half)
-            if x1 - x0 < 10 or y1 - y0 < 10:
-                out[i] = None
-                continue
-            corners, ids, _ = detector().detectMarkers(np.ascontiguousarray(gray[y0:y1, x0:x1]))
             out[i] = None
-            for c, j in zip(corners, [] if ids is None else ids.ravel(), strict=False):
-                if int(j) == i:
-                    centre = marker_centre(c[0].astype(np.float64)) + (x0, y0)
-                    out[i] = float(math.hypot(centre[0] - u, centre[1] - v))
+            if x1 - x0 < 10 or y1 - y0 < 10:
+                continue
+            crop = np.ascontiguousarray(gray_of(frame[y0:y1, x0:x1]))   # (only the crops greyed)
+            # one threshold window first (the live watch checks once a second during a game); a
+            # marker it misses is looked for again by the full detector, so nothing is lost
+            for det in (quick, detector()):
+                corners, ids, _ = det.detectMarkers(crop)
+                for c, j in zip(corners, [] if ids is None else ids.ravel(), strict=False):
+                    if int(j) == i:
+                        centre = marker_centre(c[0].astype(np.float64)) + (x0, y0)
+                        out[i] = float(math.hypot(centre[0] - u, centre[1] - v))
+                if out[i] is not None:
+                    break
         return out
 
     def moved_message(self, offsets: dict[int, float | None], tolerance_px: float | None = None) -> str | None:

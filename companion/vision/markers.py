@@ -34,6 +34,25 @@ def detector() -> cv2.aruco.ArucoDetector:
     return DETECTOR_
 
 
+_ONE_WINDOW: dict[int, cv2.aruco.ArucoDetector] = {}
+
+
+def quick_detector(marker_px: float) -> cv2.aruco.ArucoDetector:
+    """A detector that thresholds with one window, of about a marker cell's size, where
+    :func:`detector` tries three (3, 13 and 23 pixels): a check for markers whose size in the
+    frame is known. Near the calibrated spots of the project's rendered sequences it finds what the
+    full detector finds in 4 ms a check instead of 11 (the four markers; ``check_markers`` still
+    asks the full one about a marker it misses)."""
+    cell = marker_px / 6   # a marker is 6 cells across, its black border included
+    win = int(np.clip(2 * round(cell) + 1, 3, 23))   # odd, as OpenCV wants
+    if win not in _ONE_WINDOW:
+        params = cv2.aruco.DetectorParameters()
+        params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+        params.adaptiveThreshWinSizeMin = params.adaptiveThreshWinSizeMax = win
+        _ONE_WINDOW[win] = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(DICTIONARY), params)
+    return _ONE_WINDOW[win]
+
+
 def gray_of(frame: np.ndarray) -> np.ndarray:
     return frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
 

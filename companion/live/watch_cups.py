@@ -252,7 +252,7 @@ class CupWatch:
         if self._last_check is not None and self._changed_at < self._last_check and not self.moved \
                 and self._bad_checks == 0:
             # the markers lie on the table: nothing there changed since they were last found where
-            # calibrated, so they still are (a check costs ~25 ms here, ~2 ms a frame on average)
+            # calibrated, so they still are (a check costs 4-6 ms here)
             self._last_check = t
             return False
         self._last_check = t

@@ -19,6 +19,7 @@ from companion.cli import main
 from companion.sim.render import Look, Renderer, Scene, full_table
 from companion.vision.calibrate import Calibration, CalibrationError
 from companion.vision.cups.discover import learn
+from companion.vision.cups.judge import CupJudge, JudgeMemo
 from companion.vision.cups.net import CupFinder, NetCupReader, reader_for
 from companion.vision.layout import CUPS, Layout
 
@@ -347,3 +348,40 @@ def test_a_glass_off_the_rows_is_not_a_cup(capsys: pytest.CaptureFixture[str], m
     assert main(["cups", str(image), "--json"]) == 0
     got = counts(json.loads(capsys.readouterr().out)["sides"])
     assert got - truth["cups"] == Counter({("A", "blue"): 1}) and not truth["cups"] - got
+
+
+
+SEQUENCES = Path(__file__).parents[1] / "data" / "cups-sequences"
+
+
+@pytest.mark.parametrize("name, side", [("s080002", "A"), ("s096201", "B")])
+def test_the_live_reader_judges_a_silver_cup_again_once_a_ball_lands_in_it(name: str, side: str) -> None:
+    """The live reader keeps the judges' answer for a place that looks as it did (judge.JudgeMemo:
+    the silver cups are judged at every look), and judges it again once it looks otherwise: the
+    ball that lands in this side's silver cup is seen in the frame it lands in, as a reader that
+    kept nothing sees it, and once it is taken out it is gone again."""
+    frames = [cv2.imread(str(SEQUENCES / "images" / f"{name}_f{i}.jpg")) for i in range(4)]
+    reader = NetCupReader(learn(frames[0]))
+    reader.balance(frames[0])
+
+    def silver_balls(r: NetCupReader, frame: np.ndarray) -> dict[str, float]:
+        return {c.side: c.ball for c in r.read(frame).cups if c.cup == "silver"}
+
+    for i in (0, 0, 1, 2, 3):   # set-up (twice: the second answer kept), flight, landed, taken out
+        fresh = NetCupReader(reader.cal)
+        fresh.paper_gains = reader.paper_gains
+        got = silver_balls(reader, frames[i])
+        assert got == silver_balls(fresh, frames[i]), i
+        assert got == {"A": float(i == 2 and side == "A"), "B": float(i == 2 and side == "B")}, i
+    # the answers kept: the set-up frame's silver cups look as they did; the silver cup with the
+    # ball does not (each frame is a render of its own: the other may differ too)
+    judge, slots = CupJudge(), [s for s in reader.cal.slots if s.cup == "silver"]
+    places, gains, how = [(s.x, s.y) for s in slots], reader.paper_gains, (False, False)
+    memo = JudgeMemo()
+    judge.judge(frames[0], reader.cal, places, gains, mirror=False, ball_look=False, memo=memo)
+    kept = []
+    for i in (0, 2):
+        patches = judge.patches(frames[i], reader.cal, places, gains)
+        kept.append({s.side for s, (x, y), p in zip(slots, places, patches, strict=True)
+                     if memo.recall(x, y, p, gains, how) is not None})
+    assert kept[0] == {"A", "B"} and side not in kept[1]

@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 from companion.vision.cups.judge import CLASSES as JUDGE_CLASSES
-from companion.vision.cups.judge import JUDGES, CupJudge
+from companion.vision.cups.judge import JUDGES, CupJudge, JudgeMemo
 from companion.vision.cups.reader import CupReader, CupSeen, Reading
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
@@ -129,22 +129,23 @@ class CupFinder:
         return _sigmoid(self.net.forward()[0])
 
     def find(self, frame: np.ndarray, homography: np.ndarray, table_w: float, table_h: float,
-             sure: float | None = None, cal=None, ball_look: bool = True) -> list[Found]:
+             sure: float | None = None, cal=None, ball_look: bool = True, memo=None) -> list[Found]:
         """Every cup and ball in the frame, surest first: peaks of the heat maps, a cup's
         peaks of several kinds at one place taken as its surest kind. Given the calibration (the
         camera's pose: which way is up) and the judge's model, every place the finder is even a
         little sure of (JUDGE_FLOOR) is judged again on the frame's own pixels, and the judge
-        says what stands there, how surely, and whether a ball rests in it."""
+        says what stands there, how surely, and whether a ball rests in it (``memo``: a live
+        watch's :class:`JudgeMemo`)."""
         view = top_view(frame, homography, table_w, table_h)
         self.last_view, self.last_heat = view, self.heat(view)
         self.last_judged = None
         if self.judge is not None and cal is not None:
             self.last_judged = self._judged(frame, cal, self._clear(peaks(self.last_heat, JUDGE_FLOOR, balls=False),
-                                                                    table_w, table_h), ball_look)
+                                                                    table_w, table_h), ball_look, memo)
         return self.refind(table_w, table_h, sure)
 
-    def _judged(self, frame: np.ndarray, cal, found: list[Found], ball_look: bool = True) -> list[Found]:
-        probs, balls = self.judge.judge(frame, cal, [(f.x, f.y) for f in found], ball_look=ball_look)
+    def _judged(self, frame: np.ndarray, cal, found: list[Found], ball_look: bool = True, memo=None) -> list[Found]:
+        probs, balls = self.judge.judge(frame, cal, [(f.x, f.y) for f in found], ball_look=ball_look, memo=memo)
         out = []
         for f, p, b in zip(found, probs, balls, strict=True):
             # which kind: both looks together (the finder saw the table round it, the judge the
@@ -415,6 +416,13 @@ class NetCupReader(CupReader):
     # silver tally with them; the colour search would need a search of the whole table)
     sees_turned = True
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # the judges' answers at places that look as they did (the silver cups each look, every
+        # cup before one is called gone): a short game's table changes somewhere at most looks,
+        # its cups mostly not (4 short games: 5.3 -> 4.5 ms a frame; models/cup-judge.md, "Speed")
+        self._memo = JudgeMemo()
+
     @property
     def reach(self) -> float:
         """How far from its place a cup is still that place's (mm): a cup knocked a little is;
@@ -467,7 +475,7 @@ class NetCupReader(CupReader):
             # the mirror look at the class nor the ball look: +1 and +1.5-2 ms a frame on average,
             # no throw more and none sooner on the validation sequences)
             probs, sure = judge.judge(frame, self.cal, [(c.x, c.y) for c in ask + unseen],
-                                      self.paper_gains, mirror=False, ball_look=False)
+                                      self.paper_gains, mirror=False, ball_look=False, memo=self._memo)
             for c, p, b in zip(ask + unseen, probs, sure, strict=True):
                 c.ball = 1.0 if b >= WATCH_BALL_SURE else 0.0
                 if c.cup == "silver":   # (the finder is rarely sure of a metal cup, the judge is)
@@ -493,7 +501,8 @@ class NetCupReader(CupReader):
         if getattr(self, "_second", (None, None))[0] is not frame:
             L = self.layout
             # (its balls are not asked: the watch takes cups standing and turned from it)
-            found = finder().find(frame, self.cal.homography, L.table_w, L.table_h, cal=self.cal, ball_look=False)
+            found = finder().find(frame, self.cal.homography, L.table_w, L.table_h, cal=self.cal, ball_look=False,
+                                  memo=self._memo)
             eye = (-self.cal.R.T @ self.cal.tvec).ravel()
             self._second = (frame, reading(found, eye, L.table_w, L.table_h))
         return self._second[1]

@@ -65,6 +65,15 @@ VETO_SPREAD = np.array([12.0, 5.0, 5.0])  # HueRules: L* counts less than hue, l
 # this, six-colour dice named right 90.9 % -> 94.7 %, dice of other colours named black or white
 # 22 -> 30 of 164; 30 gave 93.5 %, 12 no more than 20)
 POLAR_SURE = 20.0
+# A "blue" face at least this light (L*) whose pips are plainly darker (polarity -POLAR_SURE or
+# beyond) is no game blue die (HueRules.against): rendered scenes (bench_set.sh seeds 63000): 4
+# light blue dice of other colours and a white die under a spot lamp were named blue; the blue
+# dice there lie at polarity -17 and above (45 dice; a dark blue die is darker than L* 58)
+BLUE_LIGHT = 58.0
+# A die in blue's sector with light pips on its darker face (polarity at least this) is blue,
+# whatever other colour the profiles know near it: one of them (L* 36, a* 7, b* -22) lay within
+# the veto of 5 blue dice and no die of another colour in 108 rendered scenes (seeds 63000, 66000)
+BLUE_PIPS = POLAR_DARK
 
 
 class ColourFileError(ValueError):
@@ -116,7 +125,7 @@ class ColourProfiles:
         out = [(names[b] if ok else UNKNOWN, float(x)) for b, ok, x in zip(best.tolist(), named.tolist(), d1.tolist(),
                                                                           strict=True)]
         if self.rules is not None:
-            out = [(self.rules.name(lab, self, p), d) if n == UNKNOWN or self.rules.against(n, p) else (n, d)
+            out = [(self.rules.name(lab, self, p), d) if n == UNKNOWN or self.rules.against(n, p, float(lab[0])) else (n, d)
                    for (n, d), lab, p in zip(out, labs, pol, strict=True)]
         return out
 
@@ -226,15 +235,22 @@ class HueRules:
     pale: tuple[float, float, float, float] = (22.0, 60.0, 125.0, 70.0)  # chroma, hue from, to, least L*: ivory, white under a lamp
     veto: float = 1.0
 
-    def against(self, name: str, polarity: float | None) -> bool:
-        """A white die whose pips are lighter than its face, or a black one whose pips are darker."""
-        return polarity is not None and ((name == "white" and polarity >= POLAR_DARK)
-                                         or (name == "black" and polarity <= -POLAR_LIGHT))
+    def against(self, name: str, polarity: float | None, lum: float | None = None) -> bool:
+        """A white die whose pips are lighter than its face, or a black one whose pips are darker;
+        or a light "blue" face whose pips are plainly darker: the game's blue dice are dark with
+        white pips, and a pale blue die with dark pips, or a white one under a bluish cast, is
+        not one (BLUE_LIGHT)."""
+        if polarity is None:
+            return False
+        return (name == "white" and polarity >= POLAR_DARK) or (name == "black" and polarity <= -POLAR_LIGHT) \
+            or (name == "blue" and lum is not None and lum >= BLUE_LIGHT and polarity <= -POLAR_SURE)
 
     def name(self, lab: np.ndarray, profiles: ColourProfiles, polarity: float | None = None) -> str:
         lum, a, b = lab
         chroma, hue = math.hypot(a, b), math.degrees(math.atan2(b, a)) % 360
         name = next((n for n, (lo, hi, least) in self.sectors.items() if lo <= hue <= hi and chroma >= least), UNKNOWN)
+        if name == "blue" and self.against(name, polarity, lum):
+            name = UNKNOWN   # (then white if it has no more colour than a white die)
         c, lo, hi, bright = self.pale
         if name == UNKNOWN and (chroma <= self.neutral or (chroma <= c and lo <= hue <= hi and lum >= bright)):
             name = "white" if lum >= self.white else "black" if lum <= self.black else UNKNOWN
@@ -248,7 +264,8 @@ class HueRules:
         if name == UNKNOWN or not profiles.others:
             return name
         if polarity is not None and ((name == "black" and polarity >= POLAR_SURE)
-                                     or (name == "white" and polarity <= -POLAR_SURE)):
+                                     or (name == "white" and polarity <= -POLAR_SURE)
+                                     or (name == "blue" and polarity >= BLUE_PIPS)):
             return name   # the pips say it: no veto by a dark or pale other colour
         other = float(np.linalg.norm((np.asarray(profiles.others) - lab) / VETO_SPREAD, axis=1).min())
         known = profiles.profiles.get(name)

@@ -144,3 +144,34 @@ def test_the_markers_white_paper_measures_the_light(reader: DiceReader) -> None:
         reader.white = None
     assert with_paper == six
     assert clipped == six
+
+
+def _named(capsys, folder: str, scene: str) -> list[tuple[str, str]]:
+    """(labelled colour, name read) for each labelled die of a rendered scene the reader finds."""
+    data = Path(__file__).parents[1] / "data" / "dice" / folder
+    assert main(["dice", str(data / "images" / f"{scene}.jpg"), "--json"]) == 0
+    dice = json.loads(capsys.readouterr().out)["dice"]
+    with open(data / "annotations.csv") as f:
+        truth = [((float(r["xmin"]) + float(r["xmax"])) / 2, (float(r["ymin"]) + float(r["ymax"])) / 2, r["color"])
+                 for r in csv.DictReader(f) if f"/{scene}." in r["image"]]
+    out = []
+    for x, y, colour in truth:
+        near = [d for d in dice if math.hypot(d["center"][0] - x, d["center"][1] - y) < 15]
+        if near:
+            out.append((colour, near[0]["color"]))
+    return out
+
+
+def test_blue_dice_are_named_by_their_light_pips_and_a_light_face_with_dark_pips_is_not_blue(capsys) -> None:
+    """Rendered tables, uncalibrated. Seven blue dice on a confetti cloth under two lights of
+    different colour (tests/data/dice/rendered, s066002, a test scene): every die found is named
+    blue, where three were "unknown": a die of another colour the profiles know lay next to them
+    (colour.BLUE_PIPS), and their white pips say blue. A light blue die with dark pips
+    (rendered-validation s064400) is none of the six, and a white die under a hard spot lamp
+    (s063301), tinged blue, is white: both were named blue (colour.BLUE_LIGHT)."""
+    blue = _named(capsys, "rendered", "s066002")
+    assert len(blue) >= 5 and all(got == "blue" for _, got in blue), blue
+    light_blue = [got for want, got in _named(capsys, "rendered-validation", "s064400") if want == "light-blue"]
+    assert light_blue == ["unknown"]
+    white = [got for want, got in _named(capsys, "rendered-validation", "s063301") if want == "white"]
+    assert white == ["white"]

@@ -1,5 +1,5 @@
 """The dice reader on photo-realistic tables it never trained on (``tests/data/dice/rendered``:
-13 Blender scenes of test seeds, ``tools/render/dice_scenes.py``), one failure mode at a time:
+14 Blender scenes of test seeds, ``tools/render/dice_scenes.py``; s066002 is for the colours, in test_colour_light.py), one failure mode at a time:
 speckled carpets, printed cloths and clutter that were read as dice, a camera tilted up to 40° whose side faces
 were read as the value, touching dice, and the six game colours under a warm lamp, a cool window
 and a camera's cast, uncalibrated."""

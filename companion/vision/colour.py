@@ -249,7 +249,7 @@ class HueRules:
         lum, a, b = lab
         chroma, hue = math.hypot(a, b), math.degrees(math.atan2(b, a)) % 360
         name = next((n for n, (lo, hi, least) in self.sectors.items() if lo <= hue <= hi and chroma >= least), UNKNOWN)
-        if name == "blue" and self.against(name, polarity, lum):
+        if self.against(name, polarity, lum):   # (a sector names no white or black: only blue's rule)
             name = UNKNOWN   # (then white if it has no more colour than a white die)
         c, lo, hi, bright = self.pale
         if name == UNKNOWN and (chroma <= self.neutral or (chroma <= c and lo <= hue <= hi and lum >= bright)):

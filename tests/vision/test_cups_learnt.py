@@ -350,7 +350,6 @@ def test_a_glass_off_the_rows_is_not_a_cup(capsys: pytest.CaptureFixture[str], m
     assert got - truth["cups"] == Counter({("A", "blue"): 1}) and not truth["cups"] - got
 
 
-
 SEQUENCES = Path(__file__).parents[1] / "data" / "cups-sequences"
 
 

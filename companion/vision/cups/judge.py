@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -159,7 +160,7 @@ class CupJudge:
             probs[ask], ball[ask] = p, b
         for i, k in enumerate(known):
             if k is not None:
-                probs[i], ball[i] = k[5], k[6]
+                probs[i], ball[i] = k.probs, k.ball
         memo.keep(places, patches, gains, how, probs, ball, known)
         return probs, ball
 
@@ -216,37 +217,50 @@ class JudgeMemo:
     camera's noise (σ 3, at 0.12 against 0.26); no class changed."""
 
     def __init__(self) -> None:
-        self._kept: list[tuple[float, float, np.ndarray, np.ndarray, tuple, np.ndarray, float]] = []
+        self._kept: list[Judged] = []
 
     @staticmethod
     def _grey(patch: np.ndarray) -> np.ndarray:
         return cv2.GaussianBlur(cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY), (5, 5), 0)
 
-    def _near(self, k: tuple, x: float, y: float, how: tuple) -> bool:
-        return k[4] == how and abs(k[0] - x) <= MEMO_MM and abs(k[1] - y) <= MEMO_MM
+    @staticmethod
+    def _near(k: Judged, x: float, y: float, how: tuple) -> bool:
+        return k.how == how and abs(k.x - x) <= MEMO_MM and abs(k.y - y) <= MEMO_MM
 
-    def recall(self, x: float, y: float, patch: np.ndarray, gains: np.ndarray, how: tuple) -> tuple | None:
-        """The kept answer (x, y, grey, gains, how, probabilities, ball) of a place that looks as it did, else None."""
+    def recall(self, x: float, y: float, patch: np.ndarray, gains: np.ndarray, how: tuple) -> Judged | None:
+        """The kept answer of a place that looks as it did, else None."""
         grey = None
         g = np.asarray(gains, np.float64)
         for k in self._kept:
-            if not self._near(k, x, y, how) or np.max(np.abs(g / k[3] - 1.0)) > MEMO_GAIN:
+            if not self._near(k, x, y, how) or np.max(np.abs(g / k.gains - 1.0)) > MEMO_GAIN:
                 continue
             grey = self._grey(patch) if grey is None else grey
-            if np.count_nonzero(cv2.absdiff(grey, k[2]) > MEMO_GREY) <= MEMO_PIXELS:
+            if np.count_nonzero(cv2.absdiff(grey, k.grey) > MEMO_GREY) <= MEMO_PIXELS:
                 return k
         return None
 
     def keep(self, places: list[tuple[float, float]], patches: np.ndarray, gains: np.ndarray, how: tuple,
-             probs: np.ndarray, ball: np.ndarray, known: list[tuple | None]) -> None:
+             probs: np.ndarray, ball: np.ndarray, known: list[Judged | None]) -> None:
         """This call's answers in place of those kept at the same places, each with the patch it
         was judged on (an answer recalled keeps its own)."""
         g = np.asarray(gains, np.float64).copy()
-        new = [k if k is not None else (x, y, self._grey(patch), g, how, p.copy(), float(b))
+        new = [k if k is not None else Judged(x, y, self._grey(patch), g, how, p.copy(), float(b))
                for (x, y), patch, p, b, k in zip(places, patches, probs, ball, known, strict=True)]
         # the places not asked this time stay known (a cup hidden by a hand, asked again once it is back)
         rest = [k for k in self._kept if not any(self._near(k, x, y, how) for x, y in places)]
         self._kept = (new + rest)[:MEMO_MAX]
+
+
+class Judged(NamedTuple):
+    """One answer a JudgeMemo keeps: the place, its smoothed grey patch and the paper's gains it
+    was judged under, how it was asked (mirror, ball look), and the answer."""
+    x: float
+    y: float
+    grey: np.ndarray
+    gains: np.ndarray
+    how: tuple
+    probs: np.ndarray
+    ball: float
 
 
 def _blob(patches: np.ndarray) -> np.ndarray:

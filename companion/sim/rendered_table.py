@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from companion.games.base import RuleError
 from companion.live.camera import Source
 from companion.sim.render import Renderer, Sequence, game_sequence
 from companion.table import Table
@@ -164,7 +165,12 @@ class RenderedTable:
             if any(a.get("type") == "dice" and a.get("side") == side for a in table.state().get("legal", [])):
                 log.warning("demo: the camera did not read side %s's dice in %.0f s; entered from a phone",
                             side, grace)
-                table.apply({"type": "dice", "side": side, "values": values}, source="phone")
+                try:
+                    table.apply({"type": "dice", "side": side, "values": values}, source="phone")
+                except RuleError as err:   # the camera's reading was confirmed meanwhile, as a phone may find
+                    if err.code != "DICE_ALREADY_SET":
+                        raise
+                    log.info("demo: side %s's dice were read by the camera after all", side)
 
     def stop(self) -> None:
         self._stop.set()

@@ -109,3 +109,45 @@ def test_version_is_the_installed_package_version():
 
     out = subprocess.run([sys.executable, "-m", "companion", "--version"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == f"companion {version('companion')}"
+
+
+def test_dice_the_camera_reads_just_before_the_players_type_them_do_not_stop_the_demo(tmp_path) -> None:
+    """On a busy machine the demo's players found side B's dice still to enter after 8 s, and the
+    camera's reading of them was confirmed between their look and their entry: the entry was
+    refused (DICE_ALREADY_SET), the players' thread died and the demo stopped playing (seen in a
+    full test run on a fresh clone). Now the refusal is what a phone would be told, and they play
+    on: side A's dice entered, side B's the camera's."""
+    from companion.sim.rendered_table import RenderedTable, seq_values
+    from companion.table import Table
+
+    demo = RenderedTable(seed=0, intro_seconds=0.0, clock=lambda: 100.0)
+    demo.started = 0.0   # the camera's 8 s of grace long over
+    values = seq_values(demo.seq)
+
+    class CameraFirst(Table):
+        """The table as the players see it, the camera confirming side B's dice right after their
+        look at them (a look of theirs: not the table's own while it applies an event)."""
+        applying = False
+
+        def apply(self, *args, **kwargs):
+            self.applying = True
+            try:
+                return super().apply(*args, **kwargs)
+            finally:
+                self.applying = False
+
+        def state(self):
+            seen = super().state()
+            open_ = {a.get("side") for a in seen.get("legal", []) if a.get("type") == "dice"}
+            if open_ == {"B"} and not self.applying:   # (the players enter side A's first)
+                self.apply({"type": "dice", "side": "B", "values": values["B"]}, source="camera")
+            return seen
+
+    table = CameraFirst(tmp_path / "table.sqlite")
+    try:
+        table.start(demo.new_game_event())
+        demo._dice_fallback(table)
+        dice = sorted(e["side"] for e in table.history() if e.get("type") == "dice")
+    finally:
+        table.close()
+    assert dice == ["A", "B"]

@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 from companion.vision.dice.reader import to_blob
+from companion.vision.nets import read_onnx
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "dice" / "byler"  # --data for another copy
@@ -40,7 +41,7 @@ def held_out() -> list[tuple[str, list[tuple[float, float, float, int]]]]:
 
 
 def evaluate(folder: Path, dice: list[tuple[str, list[tuple[float, float, float, int]]]]) -> str:
-    net = cv2.dnn.readNetFromONNX(str(folder / "dice-reader.onnx"), cv2.dnn.ENGINE_CLASSIC)
+    net = read_onnx(folder / "dice-reader.onnx")
     geometry = json.loads((folder / "dice-reader.json").read_text())
     crop, crop_scale = int(geometry["crop"]), float(geometry["crop_scale"])
     crops, truth = [], []

@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from companion.vision.cups.reader import paper_gains
+from companion.vision.nets import read_onnx
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
 MODEL = "cup-judge.onnx"
@@ -111,9 +112,9 @@ def _paths(models: Path | Sequence[Path]) -> list[Path]:
 
 class CupJudge:
     def __init__(self, models: Path | Sequence[Path] = JUDGES, ball: Path | None = MODELS / BALL_MODEL) -> None:
-        self.nets = [cv2.dnn.readNetFromONNX(str(m), cv2.dnn.ENGINE_CLASSIC) for m in _paths(models)]
+        self.nets = [read_onnx(m) for m in _paths(models)]
         # the ball look, where its model is here (a models folder without it: the judges alone)
-        self.ball = cv2.dnn.readNetFromONNX(str(ball), cv2.dnn.ENGINE_CLASSIC) \
+        self.ball = read_onnx(ball) \
             if ball is not None and Path(ball).exists() else None
 
     @staticmethod

@@ -26,6 +26,7 @@ import numpy as np
 from companion.vision.cups.judge import CLASSES as JUDGE_CLASSES
 from companion.vision.cups.judge import JUDGES, CupJudge, JudgeMemo
 from companion.vision.cups.reader import CupReader, CupSeen, Reading
+from companion.vision.nets import read_onnx
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
 MODEL = "cup-finder.onnx"
@@ -63,7 +64,6 @@ SILVER_BALL_SURE = 0.85
 WATCH_BALL_SURE = 0.85
 LOOK_MIDDLE = 24   # a place's look (NetCupReader.looks): the judge's patch less this much a side (112 of 280 mm)
 KIND_EPS, KIND_WEIGHT = 0.05, 2   # how the finder's heat of each kind weighs in the judge's choice (validation)
-ENGINE = cv2.dnn.ENGINE_CLASSIC
 
 
 # the finder's kinds in the judge's order of classes (after its "none")
@@ -112,7 +112,7 @@ class CupFinder:
     """The network, loaded once (``available()`` says whether the model file is there)."""
 
     def __init__(self, model: Path = MODELS / MODEL, judge: Path | Sequence[Path] | None = JUDGES) -> None:
-        self.net = cv2.dnn.readNetFromONNX(str(model), ENGINE)
+        self.net = read_onnx(model)
         self.judge = CupJudge(judge) if judge is not None and CupJudge.available(judge) else None
         self.last_view: np.ndarray | None = None
         self.last_heat: np.ndarray | None = None

@@ -51,6 +51,7 @@ from companion.vision.colour import (
     face_lab,
 )
 from companion.vision.markers import marker_outlines, marker_white
+from companion.vision.nets import read_onnx
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
 READERS = ("dice-reader.onnx", "dice-reader-2.onnx")  # the second optional (DiceReader.__init__)
@@ -85,9 +86,6 @@ START_SIDE = 480
 # than the first is not taken (90 validation renders at 2x / 3x: F1 0.73 / 0.52 -> 0.87 / 0.85,
 # as taken 0.881 -> 0.878; models/dice-reader.md, "Photos of high resolution").
 FINER_SURE, SIZE_SURE, SIZE_LOOK_MARGIN = 0.5, 0.8, 0.2
-# OpenCV 5's classic engine runs these small networks about twice as fast as its new one
-# (0.9 vs 1.6 ms for 8 reader crops, one thread), with the same outputs to 1e-5.
-ENGINE = cv2.dnn.ENGINE_CLASSIC
 
 
 @dataclass(frozen=True)
@@ -133,11 +131,11 @@ class DiceReader:
                  scale: float = 0.5, find_threshold: float = 0.25, die_threshold: float = 0.5,
                  sure: float = 0.9, adapt: bool = True, value_floor: float = VALUE_FLOOR) -> None:
         models_dir = Path(models_dir)
-        self.finder = cv2.dnn.readNetFromONNX(str(models_dir / "dice-finder.onnx"), ENGINE)
+        self.finder = read_onnx(models_dir / "dice-finder.onnx")
         # Two readers trained apart answer together, their logits averaged where the first is
         # unsure (READERS, PAIR_GATE; the second is left out where a models folder has none):
         # they doubt different specks and small dice (models/dice-reader.md, "A second reader").
-        self.readers = [cv2.dnn.readNetFromONNX(str(models_dir / name), ENGINE)
+        self.readers = [read_onnx(models_dir / name)
                         for k, name in enumerate(READERS) if k == 0 or (models_dir / name).exists()]
         try:  # how the reader was trained to look: written beside it by the training script
             geometry = json.loads((models_dir / "dice-reader.json").read_text())

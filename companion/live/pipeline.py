@@ -70,6 +70,10 @@ def aim_reader(reader: Any, cal: Calibration, game: str | None = None) -> None:
             sides += [float(np.linalg.norm(top[1] - top[0])), float(np.linalg.norm(top[3] - top[2]))]
     reader.scale = scale_for(float(np.median(sides)))
     reader.adapt = False
+    # where the camera stands, seen in the frame (the table's point below it): a tilted camera
+    # sees the side of each die that faces it there, which the reader must not take for a die
+    down = cal.K @ (cal.R @ np.array([0.0, 0.0, -1.0]))
+    reader.nadir = (float(down[0] / down[2]), float(down[1] / down[2])) if down[2] > 1e-9 else None
 
 
 class DiceStep:

@@ -64,3 +64,18 @@ def test_dice_beside_the_table_are_not_read_into_the_roll(table: Table) -> None:
     got = proposals(table, r, side_a(beside))
     assert [p.event for p in got] == [{"type": "dice", "side": "Reds", "values": VALUES["A"]}]
     assert len(got[0].evidence["dice"]) == 4
+
+
+def test_the_reader_is_told_where_the_tilted_camera_stands() -> None:
+    """A tilted camera sees the side of each die that faces it; the reader tells a side face by
+    where it lies, toward the point of the table below the camera. The calibration (from the
+    markers, as the service makes it) gives that point: where the drawn table's own camera
+    stands, projected into the frame, within a few pixels of its distance away."""
+    renderer = Renderer(Look(tilt_deg=25), LAYOUT, seed=2)
+    step = DiceStep(calibrate(renderer.frame(Scene(side_a().cups)), LAYOUT))
+    eye = renderer.camera.eye
+    foot = renderer.camera.project(np.array([[eye[0], eye[1], 0.0]]))[0]
+    nadir = np.array(step.watch.reader.nadir)
+    h = renderer.look.height
+    assert nadir[1] > h   # below the frame: the camera stands at the table's near edge
+    assert np.linalg.norm(nadir - foot) < 0.05 * np.linalg.norm(foot - [renderer.look.width / 2, h / 2])

@@ -86,6 +86,19 @@ START_SIDE = 480
 # than the first is not taken (90 validation renders at 2x / 3x: F1 0.73 / 0.52 -> 0.87 / 0.85,
 # as taken 0.881 -> 0.878; models/dice-reader.md, "Photos of high resolution").
 FINER_SURE, SIZE_SURE, SIZE_LOOK_MARGIN = 0.5, 0.8, 0.2
+# Side faces: a camera tilted 35° and more from straight down sees the side of a die that faces it
+# nearly as large as its top, and the reader reads it as a die of its own (10 renders at 40-55°:
+# 13 extra for 44 dice). Where a die was read there, just beyond another toward the camera, it is
+# that die's side if it is the same die's colour in shade: darker, the same chromaticity (shade
+# scales the three channels alike) and its pips of the same polarity. A die touching in front has
+# its own top face, lit as the other's (or of another colour): it is kept. Reach and width in
+# the upper die's sizes, along and across the direction toward the camera; chosen on validation
+# renders (models/dice-reader.md, "Side faces").
+SIDE_REACH, SIDE_ACROSS = (0.4, 1.15), 0.35
+# the side face at most this share of the top's brightness (a dark die's: SIDE_SHADE_DARK; dark dice
+# touching on the byler photos were 0.60-0.78 as bright as their neighbour), this many grey levels less
+SIDE_SHADE, SIDE_SHADE_DARK, SIDE_DARKER = 0.8, 0.55, 15.0
+SIDE_CHROMA = 0.09  # the greatest distance of their chromaticities (B, G, R over their sum)
 
 
 @dataclass(frozen=True)
@@ -148,6 +161,9 @@ class DiceReader:
         self.adapt = adapt  # look again at another scale when the dice are too big or small for the finder
         self.roi: tuple[int, int, int, int] | None = None  # x0, y0, x1, y1: read only there
         self.white: np.ndarray | None = None  # B, G, R of white paper on the table (the markers), when known
+        # Where the camera is, for side faces (_side_faces): the image point straight below it
+        # (a calibrated camera's nadir); unknown, the camera is taken to stand at the frame's bottom.
+        self.nadir: tuple[float, float] | None = None
         self.find_threshold = find_threshold
         self.die_threshold = die_threshold
         self.sure = sure  # below this, the reader looks again at the crop turned three ways
@@ -209,10 +225,11 @@ class DiceReader:
             h, w = frame.shape[:2]
             x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
             if x1 - x0 >= 16 and y1 - y0 >= 16 and (x1 - x0, y1 - y0) != (w, h):
-                return [d.shifted(x0, y0) for d in self._read_adapting(frame[y0:y1, x0:x1])]
-        return self._read_adapting(frame)
+                nadir = None if self.nadir is None else (self.nadir[0] - x0, self.nadir[1] - y0)
+                return [d.shifted(x0, y0) for d in self._read_adapting(frame[y0:y1, x0:x1], nadir)]
+        return self._read_adapting(frame, self.nadir)
 
-    def _read_adapting(self, frame: np.ndarray) -> list[Die]:
+    def _read_adapting(self, frame: np.ndarray, nadir: tuple[float, float] | None = None) -> list[Die]:
         scale = self.scale
         dice = self._read_at(frame, scale)
         if self.adapt and min(frame.shape[:2]) * scale > START_SIDE:
@@ -269,7 +286,7 @@ class DiceReader:
         # byler held-out photos unchanged; 0.5 also lost 5 of 110 real casino dice, 0.4 one):
         # left out, as a die not seen is typed or looked at again, while a wrong one is proposed.
         dice = [d for d in dice if d.confidence >= self.value_floor]
-        return self._coloured(frame, dice)
+        return self._coloured(frame, _side_faces(frame, dice, nadir))
 
     def _bigger(self, frame: np.ndarray, scale: float, dice: list[Die]) -> list[Die]:
         """Dice far too big for every look so far: a close-up photo (a die of 200 pixels in a
@@ -350,6 +367,55 @@ class DiceReader:
         polarity = dice_polarity(frame, faces)   # (the light's measure on the dice uses it too)
         named = self.profiles.classify_labs(dice_labs(frame, faces, white, polarity), polarity)
         return [replace(d, color=name) for d, (name, _) in zip(dice, named, strict=True)]
+
+
+def _side_faces(frame: np.ndarray, dice: list[Die], nadir: tuple[float, float] | None) -> list[Die]:
+    """The dice less those that are another die's side face seen by a tilted camera (SIDE_*)."""
+    if len(dice) < 2:
+        return dice
+    faces = [_face_colour(frame, d) for d in dice]
+    polarity = dice_polarity(frame, [(d.center, d.size) for d in dice])
+    toward = []
+    for d in dice:  # the unit direction from each die toward the camera, in the image
+        if nadir is None:
+            toward.append((0.0, 1.0))
+        else:
+            vx, vy = nadir[0] - d.center[0], nadir[1] - d.center[1]
+            n = math.hypot(vx, vy)
+            toward.append((vx / n, vy / n) if n > 1e-6 else (0.0, 1.0))
+    # from the farthest from the camera on: a die already taken for a side face tops no other
+    side: set[int] = set()
+    for b in sorted(range(len(dice)), key=lambda k: toward[k][0] * dice[k].center[0] + toward[k][1] * dice[k].center[1]):
+        if any(a != b and a not in side
+               and _is_side(dice[a], dice[b], toward[a], faces[a], faces[b], polarity[a], polarity[b])
+               for a in range(len(dice))):
+            side.add(b)
+    return [d for k, d in enumerate(dice) if k not in side]
+
+
+def _face_colour(frame: np.ndarray, die: Die) -> np.ndarray:
+    """Median B, G, R of the middle half of a die's face (its body more than its pips)."""
+    h, w = frame.shape[:2]
+    r = max(1, int(die.size * 0.25))
+    cx, cy = int(round(die.center[0])), int(round(die.center[1]))
+    patch = frame[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)].reshape(-1, 3)
+    return np.median(patch, axis=0).astype(np.float64) if len(patch) else np.zeros(3)
+
+
+def _is_side(top: Die, die: Die, toward: tuple[float, float], top_bgr: np.ndarray, bgr: np.ndarray,
+             top_pol: float, pol: float) -> bool:
+    dx, dy = die.center[0] - top.center[0], die.center[1] - top.center[1]
+    along = (dx * toward[0] + dy * toward[1]) / top.size
+    across = abs(-dx * toward[1] + dy * toward[0]) / top.size
+    if not (SIDE_REACH[0] <= along <= SIDE_REACH[1] and across < SIDE_ACROSS):
+        return False
+    bright, top_bright = float(bgr.mean()), float(top_bgr.mean())
+    shade = SIDE_SHADE_DARK if top_pol > 0 else SIDE_SHADE
+    if bright > shade * top_bright or bright > top_bright - SIDE_DARKER:
+        return False
+    if np.abs(bgr / max(bgr.sum(), 1.0) - top_bgr / max(top_bgr.sum(), 1.0)).max() > SIDE_CHROMA:
+        return False
+    return (top_pol < 0) == (pol < 0)  # a white die's side has dark pips as its top has
 
 
 def _logits(net: Any, crops: list[np.ndarray]) -> np.ndarray:

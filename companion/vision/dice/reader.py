@@ -404,6 +404,8 @@ def _face_colour(frame: np.ndarray, die: Die) -> np.ndarray:
 
 def _is_side(top: Die, die: Die, toward: tuple[float, float], top_bgr: np.ndarray, bgr: np.ndarray,
              top_pol: float, pol: float) -> bool:
+    """Is ``die`` the side of ``top`` facing the camera (``toward``: from ``top`` to the camera, in
+    the image): where such a side lies, and ``top``'s colour in shade (SIDE_*)?"""
     dx, dy = die.center[0] - top.center[0], die.center[1] - top.center[1]
     along = (dx * toward[0] + dy * toward[1]) / top.size
     across = abs(-dx * toward[1] + dy * toward[0]) / top.size

@@ -298,6 +298,13 @@ def _patch(frame_bgr: np.ndarray, center: tuple[float, float], size: float, part
     return frame_bgr[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)]
 
 
+def face_bgr(frame_bgr: np.ndarray, center: tuple[float, float], size: float) -> np.ndarray:
+    """Median B, G, R of the middle half of a die's face (its body more than its pips), as measured
+    (no light undone): how a face compares with its neighbour in the same photo."""
+    patch = _patch(frame_bgr, center, size, 0.25).reshape(-1, 3)
+    return np.median(patch, axis=0).astype(np.float64) if len(patch) else np.zeros(3)
+
+
 def face_lab(frame_bgr: np.ndarray, center: tuple[float, float], size: float,
              gains: np.ndarray | None = None) -> np.ndarray:
     """Median L*a*b* (L 0–100, a/b about 0) of the middle half of a die's face, the light's colour

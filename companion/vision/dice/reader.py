@@ -48,6 +48,7 @@ from companion.vision.colour import (
     default_profiles,
     dice_labs,
     dice_polarity,
+    face_bgr,
     face_lab,
 )
 from companion.vision.markers import marker_outlines, marker_white
@@ -161,7 +162,7 @@ class DiceReader:
         self.adapt = adapt  # look again at another scale when the dice are too big or small for the finder
         self.roi: tuple[int, int, int, int] | None = None  # x0, y0, x1, y1: read only there
         self.white: np.ndarray | None = None  # B, G, R of white paper on the table (the markers), when known
-        # Where the camera is, for side faces (_side_faces): the image point straight below it
+        # Where the camera is, for side faces (_not_sides): the image point straight below it
         # (a calibrated camera's nadir); unknown, the camera is taken to stand at the frame's bottom.
         self.nadir: tuple[float, float] | None = None
         self.find_threshold = find_threshold
@@ -286,7 +287,10 @@ class DiceReader:
         # byler held-out photos unchanged; 0.5 also lost 5 of 110 real casino dice, 0.4 one):
         # left out, as a die not seen is typed or looked at again, while a wrong one is proposed.
         dice = [d for d in dice if d.confidence >= self.value_floor]
-        return self._coloured(frame, _side_faces(frame, dice, nadir))
+        # whether each face is light or dark: for side faces, and the light's measure and colours
+        polarity = dice_polarity(frame, [(d.center, d.size) for d in dice])
+        kept = _not_sides(frame, dice, polarity, nadir)
+        return self._coloured(frame, [dice[k] for k in kept], polarity[kept])
 
     def _bigger(self, frame: np.ndarray, scale: float, dice: list[Die]) -> list[Die]:
         """Dice far too big for every look so far: a close-up photo (a die of 200 pixels in a
@@ -358,31 +362,29 @@ class DiceReader:
         dice.sort(key=lambda d: (d.center[1], d.center[0]))
         return dice
 
-    def _coloured(self, frame: np.ndarray, dice: list[Die]) -> list[Die]:
-        """Colours for the dice of the last look only (not for looks at a scale that was dropped)."""
+    def _coloured(self, frame: np.ndarray, dice: list[Die], polarity: np.ndarray) -> list[Die]:
+        """Colours for the dice of the last look only (not for looks at a scale that was dropped);
+        ``polarity``: their faces' (:func:`dice_polarity`), which the light's measure uses too."""
         if not self.profiles.profiles or not dice:
             return dice
         white = self.white if self.white is not None and float(np.max(self.white)) < 250 else None  # clipped paper: no measure
         faces = [(d.center, d.size) for d in dice]
-        polarity = dice_polarity(frame, faces)   # (the light's measure on the dice uses it too)
         named = self.profiles.classify_labs(dice_labs(frame, faces, white, polarity), polarity)
         return [replace(d, color=name) for d, (name, _) in zip(dice, named, strict=True)]
 
 
-def _side_faces(frame: np.ndarray, dice: list[Die], nadir: tuple[float, float] | None) -> list[Die]:
-    """The dice less those that are another die's side face seen by a tilted camera (SIDE_*)."""
+def _not_sides(frame: np.ndarray, dice: list[Die], polarity: np.ndarray,
+               nadir: tuple[float, float] | None) -> list[int]:
+    """The indices of the dice that are not another die's side face seen by a tilted camera
+    (SIDE_*); ``polarity``: their faces' (:func:`dice_polarity`)."""
     if len(dice) < 2:
-        return dice
-    faces = [_face_colour(frame, d) for d in dice]
-    polarity = dice_polarity(frame, [(d.center, d.size) for d in dice])
+        return list(range(len(dice)))
+    faces = [face_bgr(frame, d.center, d.size) for d in dice]
     toward = []
     for d in dice:  # the unit direction from each die toward the camera, in the image
-        if nadir is None:
-            toward.append((0.0, 1.0))
-        else:
-            vx, vy = nadir[0] - d.center[0], nadir[1] - d.center[1]
-            n = math.hypot(vx, vy)
-            toward.append((vx / n, vy / n) if n > 1e-6 else (0.0, 1.0))
+        vx, vy = (0.0, 1.0) if nadir is None else (nadir[0] - d.center[0], nadir[1] - d.center[1])
+        n = math.hypot(vx, vy)
+        toward.append((vx / n, vy / n) if n > 1e-6 else (0.0, 1.0))
     # from the farthest from the camera on: a die already taken for a side face tops no other
     side: set[int] = set()
     for b in sorted(range(len(dice)), key=lambda k: toward[k][0] * dice[k].center[0] + toward[k][1] * dice[k].center[1]):
@@ -390,16 +392,7 @@ def _side_faces(frame: np.ndarray, dice: list[Die], nadir: tuple[float, float] |
                and _is_side(dice[a], dice[b], toward[a], faces[a], faces[b], polarity[a], polarity[b])
                for a in range(len(dice))):
             side.add(b)
-    return [d for k, d in enumerate(dice) if k not in side]
-
-
-def _face_colour(frame: np.ndarray, die: Die) -> np.ndarray:
-    """Median B, G, R of the middle half of a die's face (its body more than its pips)."""
-    h, w = frame.shape[:2]
-    r = max(1, int(die.size * 0.25))
-    cx, cy = int(round(die.center[0])), int(round(die.center[1]))
-    patch = frame[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)].reshape(-1, 3)
-    return np.median(patch, axis=0).astype(np.float64) if len(patch) else np.zeros(3)
+    return [k for k in range(len(dice)) if k not in side]
 
 
 def _is_side(top: Die, die: Die, toward: tuple[float, float], top_bgr: np.ndarray, bgr: np.ndarray,

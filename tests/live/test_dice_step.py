@@ -69,8 +69,8 @@ def test_dice_beside_the_table_are_not_read_into_the_roll(table: Table) -> None:
 def test_the_reader_is_told_where_the_tilted_camera_stands() -> None:
     """A tilted camera sees the side of each die that faces it; the reader tells a side face by
     where it lies, toward the point of the table below the camera. The calibration (from the
-    markers, as the service makes it) gives that point: where the drawn table's own camera
-    stands, projected into the frame, within a few pixels of its distance away."""
+    markers, as the service makes it) gives that point: below the frame, within 5 % of its
+    distance from the frame's middle of where the drawn table's own camera stands."""
     renderer = Renderer(Look(tilt_deg=25), LAYOUT, seed=2)
     step = DiceStep(calibrate(renderer.frame(Scene(side_a().cups)), LAYOUT))
     eye = renderer.camera.eye

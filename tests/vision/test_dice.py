@@ -367,12 +367,11 @@ def test_a_crop_reads_the_same_whatever_else_is_in_its_batch(reader: DiceReader,
     np.testing.assert_allclose(together, alone, atol=1e-5)
 
 
-def test_dark_dice_touching_in_a_photo_from_above_are_all_read() -> None:
+def test_dark_dice_touching_in_a_photo_from_above_are_all_read(reader: DiceReader) -> None:
     """Photos from straight above (byler, two of them test photos) where a dark die touches
     another just below it, darker in the photo and of a like colour: a steep camera's side face
     looks so, but these are dice, and each is read (the side-face rule took five of them until
     dark dice had to be much darker than their neighbour)."""
-    reader = DiceReader()
     data = Path(__file__).parents[1] / "data" / "dice" / "byler"
     names = {"IMG_20191208_112340", "IMG_20191209_095555", "IMG_20191209_095812", "IMG_20191209_095915"}
     seen = 0

@@ -426,16 +426,42 @@ def exposure_lift(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], f
     return float(np.clip(LIFT_TO / max(level, 1.0), 1.0, MAX_LIFT))
 
 
-def dice_labs(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]],
-              white_bgr: np.ndarray | None = None, polarity: np.ndarray | None = None) -> np.ndarray:
-    """The L*a*b* of each die's face (N×3) with the light's colour undone: measured on white
-    paper when the table's markers give it (``white_bgr``), else on the dice themselves (their
-    :func:`dice_polarity`, when the caller has it already)."""
+def dice_gains(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]],
+               white_bgr: np.ndarray | None = None, polarity: np.ndarray | None = None) -> np.ndarray | None:
+    """B, G, R gains that undo the light's colour and a dim frame's level (None: nothing to undo):
+    measured on white paper when the table's markers give it (``white_bgr``), else on the dice
+    themselves (their :func:`dice_polarity`, when the caller has it already)."""
     gains = gains_for(white_bgr) if white_bgr is not None else light_gains(frame_bgr, dice, polarity)
     lift = exposure_lift(frame_bgr, dice, white_bgr)
     if lift > 1.0:
         gains = (np.ones(3) if gains is None else np.asarray(gains, np.float64)) * lift
+    return gains
+
+
+def dice_labs(frame_bgr: np.ndarray, dice: list[tuple[tuple[float, float], float]],
+              white_bgr: np.ndarray | None = None, polarity: np.ndarray | None = None,
+              gains: np.ndarray | None = None) -> np.ndarray:
+    """The L*a*b* of each die's face (N×3) with the light's colour undone (:func:`dice_gains`,
+    unless the caller has them already)."""
+    if gains is None:
+        gains = dice_gains(frame_bgr, dice, white_bgr, polarity)
     return np.array([face_lab(frame_bgr, c, s, gains) for c, s in dice], np.float64).reshape(-1, 3)
+
+
+def most_coloured(frame_bgr: np.ndarray, center: tuple[float, float], size: float,
+                  gains: np.ndarray | None = None) -> tuple[float, float]:
+    """Chroma and hue (degrees of a*, b*) of the most coloured fifth of a die's face and bevels,
+    the light undone by ``gains``: a face a lamp's reflection washes out keeps its colour there."""
+    patch = _patch(frame_bgr, center, size, 0.45)
+    if patch.size == 0:
+        return 0.0, 0.0
+    if gains is not None:
+        patch = np.clip(patch * np.asarray(gains, np.float32), 0, 255).astype(np.uint8)
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3)[:, 1:].astype(np.float32) - 128
+    chroma = np.hypot(lab[:, 0], lab[:, 1])
+    top = lab[chroma >= np.percentile(chroma, 80)]
+    a, b = np.median(top, axis=0)
+    return float(np.percentile(chroma, 80)), math.degrees(math.atan2(b, a)) % 360
 
 
 def default_profiles() -> ColourProfiles:

@@ -175,3 +175,15 @@ def test_blue_dice_are_named_by_their_light_pips_and_a_light_face_with_dark_pips
     assert light_blue == ["unknown"]
     white = [got for want, got in _named(capsys, "rendered-validation", "s063301") if want == "white"]
     assert white == ["white"]
+
+
+def test_a_blue_die_whose_face_a_lamp_washes_out_is_still_blue(capsys) -> None:
+    """Nine glossy blue dice under a warm lamp, uncalibrated (tests/data/dice/rendered-validation
+    s041203): the lamp's reflection turns some top faces nearly white, their bevels stay blue.
+    Two were named white; every one found is blue, and the white dice of the side-face scenes
+    (s045006, s045007, white dice on wood) stay white."""
+    named = _named(capsys, "rendered-validation", "s041203")
+    assert len(named) >= 7 and all(got == "blue" for _, got in named), named
+    whites = [got for scene in ("s045006", "s045007")
+              for want, got in _named(capsys, "rendered-validation", scene) if want == "white"]
+    assert len(whites) >= 6 and all(got == "white" for got in whites), whites

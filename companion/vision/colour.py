@@ -74,6 +74,12 @@ BLUE_LIGHT = 58.0
 # whatever other colour the profiles know near it: one of them (L* 36, a* 7, b* -22) lay within
 # the veto of 5 blue dice and no die of another colour in 108 rendered scenes (seeds 63000, 66000)
 BLUE_PIPS = POLAR_DARK
+# A glossy blue die under a lamp shows its top face washed out to near white by the lamp's
+# reflection, its bevels and the face's edges still plainly blue: a die named white whose most
+# coloured fifth (most_coloured) is this far from grey (chroma) in blue's hue sector is blue.
+# Hidden-like validation renders: washed-out blue dice 31-34, white dice at most 27.5
+# (models/dice-reader.md, "Blue washed out by a lamp").
+GLARE_CHROMA = 30.0
 
 
 class ColourFileError(ValueError):
@@ -274,6 +280,16 @@ class HueRules:
             return UNKNOWN
         return name
 
+    def washed_blue(self, frame_bgr: np.ndarray, center: tuple[float, float], size: float,
+                    gains: np.ndarray | None) -> bool:
+        """A die named white is a blue one whose face a lamp's reflection washes out when its
+        most coloured fifth lies in blue's sector (GLARE_CHROMA)."""
+        if "blue" not in self.sectors:
+            return False
+        lo, hi, _ = self.sectors["blue"]
+        chroma, hue = most_coloured(frame_bgr, center, size, gains)
+        return chroma >= GLARE_CHROMA and lo <= hue <= hi
+
     def to_json(self) -> dict:
         return {"sectors": {n: list(v) for n, v in self.sectors.items()}, "neutral": self.neutral,
                 "white": self.white, "black": self.black, "pale": list(self.pale), "veto": self.veto}
@@ -298,6 +314,18 @@ def _patch(frame_bgr: np.ndarray, center: tuple[float, float], size: float, part
     return frame_bgr[max(0, cy - r):min(h, cy + r + 1), max(0, cx - r):min(w, cx + r + 1)]
 
 
+def _balanced_lab(frame_bgr: np.ndarray, center: tuple[float, float], size: float, part: float,
+                  gains: np.ndarray | None) -> np.ndarray | None:
+    """The 8-bit L*a*b* pixels (N×3: L×255/100, a+128, b+128) of a die's middle ``part``, the
+    light undone by ``gains`` first; None where the die lies off the frame."""
+    patch = _patch(frame_bgr, center, size, part)
+    if patch.size == 0:
+        return None
+    if gains is not None:
+        patch = np.clip(patch * np.asarray(gains, np.float32), 0, 255).astype(np.uint8)
+    return cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+
+
 def face_bgr(frame_bgr: np.ndarray, center: tuple[float, float], size: float) -> np.ndarray:
     """Median B, G, R of the middle half of a die's face (its body more than its pips), as measured
     (no light undone): how a face compares with its neighbour in the same photo."""
@@ -309,12 +337,10 @@ def face_lab(frame_bgr: np.ndarray, center: tuple[float, float], size: float,
              gains: np.ndarray | None = None) -> np.ndarray:
     """Median L*a*b* (L 0–100, a/b about 0) of the middle half of a die's face, the light's colour
     undone first when its B, G, R ``gains`` are given (:func:`light_gains`)."""
-    patch = _patch(frame_bgr, center, size, 0.25)
-    if patch.size == 0:
+    lab = _balanced_lab(frame_bgr, center, size, 0.25, gains)
+    if lab is None:
         return np.array([0.0, 0.0, 0.0])
-    if gains is not None:
-        patch = np.clip(patch * np.asarray(gains, np.float32), 0, 255).astype(np.uint8)
-    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3).T  # 8-bit: L×255/100, a+128, b+128
+    lab = lab.T
     k = lab.shape[1]  # the median per channel, as np.median gives it, at a fifth of its cost
     m = np.partition(lab, [(k - 1) // 2, k // 2], axis=1)[:, [(k - 1) // 2, k // 2]].mean(axis=1)
     return np.array([m[0] * 100 / 255, m[1] - 128, m[2] - 128], np.float64)
@@ -452,16 +478,14 @@ def most_coloured(frame_bgr: np.ndarray, center: tuple[float, float], size: floa
                   gains: np.ndarray | None = None) -> tuple[float, float]:
     """Chroma and hue (degrees of a*, b*) of the most coloured fifth of a die's face and bevels,
     the light undone by ``gains``: a face a lamp's reflection washes out keeps its colour there."""
-    patch = _patch(frame_bgr, center, size, 0.45)
-    if patch.size == 0:
+    lab = _balanced_lab(frame_bgr, center, size, 0.45, gains)
+    if lab is None:
         return 0.0, 0.0
-    if gains is not None:
-        patch = np.clip(patch * np.asarray(gains, np.float32), 0, 255).astype(np.uint8)
-    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2Lab).reshape(-1, 3)[:, 1:].astype(np.float32) - 128
-    chroma = np.hypot(lab[:, 0], lab[:, 1])
-    top = lab[chroma >= np.percentile(chroma, 80)]
-    a, b = np.median(top, axis=0)
-    return float(np.percentile(chroma, 80)), math.degrees(math.atan2(b, a)) % 360
+    ab = lab[:, 1:].astype(np.float32) - 128
+    chroma = np.hypot(ab[:, 0], ab[:, 1])
+    fifth = float(np.percentile(chroma, 80))
+    a, b = np.median(ab[chroma >= fifth], axis=0)
+    return fifth, math.degrees(math.atan2(b, a)) % 360
 
 
 def default_profiles() -> ColourProfiles:

@@ -51,7 +51,6 @@ from companion.vision.colour import (
     dice_polarity,
     face_bgr,
     face_lab,
-    most_coloured,
 )
 from companion.vision.markers import marker_outlines, marker_white
 from companion.vision.nets import read_onnx
@@ -102,12 +101,6 @@ SIDE_REACH, SIDE_ACROSS = (0.4, 1.15), 0.35
 # touching on the byler photos were 0.60-0.78 as bright as their neighbour), this many grey levels less
 SIDE_SHADE, SIDE_SHADE_DARK, SIDE_DARKER = 0.8, 0.55, 15.0
 SIDE_CHROMA = 0.09  # the greatest distance of their chromaticities (B, G, R over their sum)
-# A glossy blue die under a lamp shows its top face washed out to near white by the lamp's
-# reflection, its bevels and the face's edges still plainly blue: a die named white whose most
-# coloured fifth is this far from grey (chroma) in blue's hue sector is blue. Hidden-like
-# validation renders: washed-out blue dice 31-34, white dice at most 27.5 (models/dice-reader.md,
-# "Blue washed out by a lamp").
-GLARE_CHROMA = 30.0
 
 
 @dataclass(frozen=True)
@@ -378,16 +371,11 @@ class DiceReader:
         white = self.white if self.white is not None and float(np.max(self.white)) < 250 else None  # clipped paper: no measure
         faces = [(d.center, d.size) for d in dice]
         gains = dice_gains(frame, faces, white, polarity)
-        named = [name for name, _ in self.profiles.classify_labs(dice_labs(frame, faces, gains=gains), polarity)]
-        rules = self.profiles.rules
-        if rules is not None and "blue" in rules.sectors:
-            lo, hi, _ = rules.sectors["blue"]
-            for k, (center, size) in enumerate(faces):
-                if named[k] == "white":   # a blue face washed out by a lamp's reflection (GLARE_CHROMA)
-                    chroma, hue = most_coloured(frame, center, size, gains)
-                    if chroma >= GLARE_CHROMA and lo <= hue <= hi:
-                        named[k] = "blue"
-        return [replace(d, color=name) for d, name in zip(dice, named, strict=True)]
+        named = self.profiles.classify_labs(dice_labs(frame, faces, gains=gains), polarity)
+        rules = self.profiles.rules   # (calibrated profiles have none: their white stays white)
+        return [replace(d, color="blue" if name == "white" and rules is not None
+                        and rules.washed_blue(frame, d.center, d.size, gains) else name)
+                for d, (name, _) in zip(dice, named, strict=True)]
 
 
 def _not_sides(frame: np.ndarray, dice: list[Die], polarity: np.ndarray,

@@ -315,6 +315,27 @@ def test_a_tally_grown_past_the_near_markers_is_counted(capsys: pytest.CaptureFi
     assert sum((want - got).values()) == 2 and not got - want
 
 
+TURNED = Path(__file__).parents[1] / "data" / "cups-turned"
+
+
+@pytest.mark.parametrize(("name", "cup"), [("s120021", ("A", "red")), ("s121038", ("A", "yellow"))])
+def test_a_turned_cup_is_judged_at_its_top_not_where_the_finder_places_it(
+        name: str, cup: tuple[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The finder's surest peak beside a cup turned over lies nearer the camera's foot than the
+    cup's top, where the judges see a standing cup; judged at the turned maps' own peak, the cup
+    is read turned over, and every count of the photo is right."""
+    image = TURNED / "images" / f"{name}.jpg"
+    truth = scene_truth(TURNED)[str(image)]
+    assert main(["cups", str(image), "--json"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert counts(line["sides"]) == truth["cups"] and counts(line["upside_down"]) == truth["turned"]
+    # judged only where the finder is surest, that cup is missed as turned (read standing or not at all)
+    monkeypatch.setattr("companion.vision.cups.net.TURNED_PLACES", False)
+    assert main(["cups", str(image), "--json"]) == 0
+    got = counts(json.loads(capsys.readouterr().out)["upside_down"])
+    assert truth["turned"] - got == Counter({cup: 1}) and not got - truth["turned"]
+
+
 SILVER = Path(__file__).parents[1] / "data" / "cups-silver"
 
 

@@ -336,6 +336,24 @@ def test_a_turned_cup_is_judged_at_its_top_not_where_the_finder_places_it(
     assert truth["turned"] - got == Counter({cup: 1}) and not got - truth["turned"]
 
 
+def test_a_tally_is_followed_past_the_finders_view(capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """s123003: each side's tally is three cups turned over in a column in front of its silver cup,
+    the third past the finder's view (150 mm beyond the near markers). Walking the column from
+    its cups found, a cup's pitch at a time, finds side A's third red cup and side B's green one;
+    nothing turned over is reported that is not there (side B's first yellow cup stays missed)."""
+    image = TURNED / "images" / "s123003.jpg"
+    want = scene_truth(TURNED)[str(image)]["turned"]
+    assert main(["cups", str(image), "--json"]) == 0
+    got = counts(json.loads(capsys.readouterr().out)["upside_down"])
+    assert got[("A", "red")] == 3 and got[("B", "green")] == 1 and not got - want
+    assert want - got == Counter({("B", "yellow"): 1})
+    monkeypatch.setattr("companion.vision.cups.net.TALLY_WALKED", False)
+    assert main(["cups", str(image), "--json"]) == 0
+    got = counts(json.loads(capsys.readouterr().out)["upside_down"])
+    assert got[("A", "red")] == 2 and got[("B", "green")] == 0
+
+
 SILVER = Path(__file__).parents[1] / "data" / "cups-silver"
 
 

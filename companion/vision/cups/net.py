@@ -382,6 +382,13 @@ ROW_MIN = 3     # cups of a colour on a side that make a row to hold the others 
 ROW_TURNS = np.radians(np.arange(180.0))   # the rows' direction is one of these
 
 
+def rows_turn(pairs: np.ndarray) -> float:
+    """The rows' direction (radians, 0-180°): the one most of these (dx, dy) pairs between a
+    side's cups of one colour lie along (a cup misread or gone leaves pairs across the rows)."""
+    turn = 2 * np.arctan2(pairs[:, 1], pairs[:, 0])
+    return float(ROW_TURNS[int(np.argmax(np.exp(20 * (np.cos(2 * ROW_TURNS[:, None] - turn[None, :]) - 1)).sum(axis=1)))])
+
+
 def in_their_rows(cups: list[CupSeen]) -> list[CupSeen]:
     """The standing cups less those that stand aside from their colour's row: a side's colour
     cups stand in rows, so a glass or a drink cup taken for one stands apart. The rows' direction
@@ -398,8 +405,7 @@ def in_their_rows(cups: list[CupSeen]) -> list[CupSeen]:
         if len(colour) < ROW_MIN + 1 or not len(pairs):
             out += mine
             continue
-        turn = 2 * np.arctan2(pairs[:, 1], pairs[:, 0])
-        a = ROW_TURNS[int(np.argmax(np.exp(20 * (np.cos(2 * ROW_TURNS[:, None] - turn[None, :]) - 1)).sum(axis=1)))]
+        a = rows_turn(pairs)
         across = {id(c): -c.x * np.sin(a) + c.y * np.cos(a) for c in colour}
         pitch = float(np.median([min(np.hypot(c.x - o.x, c.y - o.y) for o in colour if o is not c) for c in colour]))
         support = {id(c): sum(abs(across[id(o)] - across[id(c)]) <= OFF_ROW * pitch for o in colour
@@ -410,6 +416,82 @@ def in_their_rows(cups: list[CupSeen]) -> list[CupSeen]:
                     or abs(across[id(c)] - float(np.median(row))) <= OFF_ROW * pitch):
                 out.append(c)
     return out
+
+
+TALLY_FROM = 1.5    # a tally's first cup stands at least this many pitches in front of its silver cup
+TALLY_ALONG = 0.95  # and the line from it to the tally's first cup runs along the rows (within 18°)
+TALLY_ACROSS = 0.4  # a turned cup this many pitches off the line from the silver cup is not in its column
+TALLY_WALK = 4      # places judged beyond a column's last cup, at most
+TALLY_WALKED = True  # (a switch for the tests)
+
+
+def along_the_tally(out: Reading, frame: np.ndarray, cal, judge: CupJudge) -> None:
+    """A side's tally is a column of cups turned over in front of its silver cup, a cup's pitch
+    apart, and the finder misses some: past the top view's edge (150 mm beyond the near markers,
+    where a long tally grows) or crowded by their neighbours in the column (24 rendered tables
+    with tallies, seed 123,000: 12 of the 16 turned cups missed were in a tally). So the line from
+    the silver cup through the column's cups is walked at the column's pitch, back towards the
+    silver cup from its first cup and on beyond its last: each place is judged, one the judges
+    are TURNED_SURE holds a colour cup is one more of the tally, and the walk stops at the first
+    that does not, at a cup already read, or off the table where the finder has looked. Nothing is
+    walked where no tally cup was found, nor where the line from the silver cup to it crosses
+    the rows. Adds to ``out.upside_down``."""
+    eye = (-cal.R.T @ cal.tvec).ravel()
+    width, depth = cal.layout.table_w, cal.layout.table_h
+    view_w, view_h = (n * MM_PX for n in view_size(width, depth))
+    for side in ("A", "B"):
+        silver = [c for c in out.cups if c.side == side and c.cup == "silver"]
+        rows = [c for c in out.cups if c.side == side and c.cup != "silver"]
+        if len(silver) != 1 or len(rows) < 2:
+            continue
+        s = np.array([silver[0].x, silver[0].y])
+        pitch = float(np.median([min(np.hypot(c.x - o.x, c.y - o.y) for o in rows if o is not c) for c in rows]))
+        turned = [c for c in out.upside_down if c.side == side]
+        first = [c for c in turned if np.hypot(c.x - s[0], c.y - s[1]) >= TALLY_FROM * pitch]
+        if not first:
+            continue
+        t1 = min(first, key=lambda c: np.hypot(c.x - s[0], c.y - s[1]))
+        d = np.array([t1.x, t1.y]) - s
+        d /= np.linalg.norm(d)
+        pairs = np.array([(b.x - a.x, b.y - a.y) for i, a in enumerate(rows) for b in rows[i + 1:] if a.cup == b.cup])
+        if not len(pairs):
+            continue
+        r = rows_turn(pairs)
+        if abs(float(np.dot(d, [np.cos(r), np.sin(r)]))) < TALLY_ALONG:
+            continue   # the silver cup's column runs along the rows; this turned cup stands in a row
+        along = {id(c): float(np.dot([c.x - s[0], c.y - s[1]], d)) for c in turned}
+        column = sorted((c for c in turned if along[id(c)] > 0
+                         and abs(float(d[0] * (c.y - s[1]) - d[1] * (c.x - s[0]))) <= TALLY_ACROSS * pitch),
+                        key=lambda c: along[id(c)])
+        at = [along[id(c)] for c in column]
+        step = float(np.median(np.diff(at))) if len(at) > 1 else pitch
+        if not 0.7 * pitch <= step <= 1.5 * pitch:
+            step = pitch
+        everything = out.cups + out.upside_down
+        # back towards the silver cup (short of it), and on past the last (TALLY_WALK places)
+        for a, sign, stop in ((at[0] - step, -1, 0.75 * step), (at[-1] + step, 1, at[-1] + (TALLY_WALK + 0.5) * step)):
+            while (a > stop) if sign < 0 else (a < stop):
+                x, y = s + a * d
+                if any(np.hypot(c.x - x, c.y - y) < 0.6 * pitch for c in everything):
+                    break
+                # off the table but in the finder's view, the finder and the judges have looked
+                # (a cup there continuing the column counts already, reading()): a drink cup
+                # standing there, judged on its own, can pass for a turned cup (validation s091005)
+                sx, sy = stands_at(eye, x, y)
+                off = not (0 < sx < width and 0 < sy < depth)   # (past the markers' rectangle)
+                if off and -PAD_MM <= x <= view_w - PAD_MM and -PAD_MM <= y <= view_h - PAD_MM:
+                    break
+                probs, _ = judge.judge(frame, cal, [(float(x), float(y))], mirror=False, ball_look=False)
+                p = probs[0]
+                cup = JUDGE_CLASSES[int(np.argmax(p[1:])) + 1].split(".")[1]
+                # a cup in the tally's column is one of it, whatever the judges take it for (they
+                # see some tally cups, seen from near the camera's foot, as standing ones)
+                if cup == "silver" or 1.0 - p[0] < TURNED_SURE:
+                    break
+                seen = CupSeen(side, cup, float(x), float(y), [], float(1.0 - p[0]))
+                out.upside_down.append(seen)
+                everything.append(seen)
+                a += sign * step
 
 
 _FINDER: CupFinder | None = None
@@ -439,6 +521,8 @@ def read_photo(frame: np.ndarray, focal: float | None = None):
         judged = judged + f.silver_again(frame, cal, width, depth)
     out = reading(one_silver_a_side(found, judged, eye, width), eye, width, depth)
     out.cups = in_their_rows(out.cups)
+    if f.judge is not None and TALLY_WALKED:
+        along_the_tally(out, frame, cal, f.judge)
     px = cal.project(np.array([[c.x, c.y, 0.0] for c in out.cups + out.upside_down]).reshape(-1, 3))
     for c, p in zip(out.cups + out.upside_down, px.tolist(), strict=True):
         c.center = [round(p[0], 1), round(p[1], 1)]

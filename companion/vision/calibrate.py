@@ -401,6 +401,10 @@ def calibrate(frame: np.ndarray, layout: Layout | None = None, focal: float | No
 
 MEASURABLE_TILT = 15.0   # degrees: below it the markers' corners cannot tell the focal length
 FOCAL_FOV = (35.0, 120.0)   # degrees across the frame the measured focal length may give
+# the first search's step (degrees across): the fit's error falls smoothly to one least over this
+# range, so a coarse grid and a longer refinement find what a 1° grid did (71 rendered photos whose
+# markers measure the lens: within 5e-5 of it at 5°) at 37 poses instead of 98 (~10 ms a photo here)
+FOCAL_STEP = 4.0
 # The markers measure a focal length within 7 % at best: one this near the product's own camera
 # (the default) is that camera, whose focal length is known exactly
 SAME_CAMERA = 0.10
@@ -434,7 +438,7 @@ def focal_from_markers(obj3: np.ndarray, img: np.ndarray, size: tuple[int, int])
         return default, (f"default {default:.0f} px (a Pi Camera Module 3): the camera looks almost straight "
                          f"down ({tilt:.0f}° from vertical), where the markers cannot tell the focal length; "
                          "give --focal for another camera")
-    fovs = np.arange(FOCAL_FOV[0], FOCAL_FOV[1] + 0.1, 1.0)   # (then refined between neighbours)
+    fovs = np.arange(FOCAL_FOV[0], FOCAL_FOV[1] + 0.1, FOCAL_STEP)   # (then refined between neighbours)
     focals = w / 2 / np.tan(np.radians(fovs) / 2)
     errs = [_reprojection(obj3, img, _camera(f, w, h))[0] for f in focals]
     k = int(np.argmin(errs))
@@ -449,7 +453,8 @@ def focal_from_markers(obj3: np.ndarray, img: np.ndarray, size: tuple[int, int])
     g = (math.sqrt(5) - 1) / 2
     a, b = hi - g * (hi - lo), lo + g * (hi - lo)   # a < b
     ea, eb = err(a), err(b)
-    for _ in range(12):   # each round keeps one of its two points: one new pose a round
+    # each round keeps one of its two points (one new pose a round): as fine as 12 rounds from 1°
+    for _ in range(12 + math.ceil(math.log(FOCAL_STEP) / math.log(1 / g))):
         if ea < eb:       # the least lies below b
             hi, b, eb = b, a, ea
             a = hi - g * (hi - lo)

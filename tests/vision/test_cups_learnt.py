@@ -354,6 +354,40 @@ def test_a_tally_is_followed_past_the_finders_view(capsys: pytest.CaptureFixture
     assert got[("A", "red")] == 2 and got[("B", "green")] == 0
 
 
+def test_a_cup_is_counted_once_where_its_shaded_side_looks_turned(capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """s091100: side B's far red cup stands with a ball floating in it; its shaded side, 66 mm
+    from its rim, looks to the networks like a red cup turned over. A cup standing and one turned
+    show their tops a rim or more apart, so that is the one cup: every count of the photo is right."""
+    image = TURNED / "images" / "s091100.jpg"
+    truth = scene_truth(TURNED)[str(image)]
+    assert main(["cups", str(image), "--json"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert counts(line["sides"]) == truth["cups"] and counts(line["upside_down"]) == truth["turned"]
+    assert Counter((b["side"], b["cup"]) for b in line["balls"]) == truth["balls"]
+    monkeypatch.setattr("companion.vision.cups.net.ONE_CUP", False)
+    assert main(["cups", str(image), "--json"]) == 0
+    got = counts(json.loads(capsys.readouterr().out)["upside_down"])
+    assert got - truth["turned"] == Counter({("B", "red"): 1}) and not truth["turned"] - got
+
+
+@pytest.mark.parametrize("image", [TURNED / "images" / "s123003.jpg", TALLY / "images" / "s077000.jpg",
+                                   Path(__file__).parents[1] / "data" / "cups-silver" / "images" / "s077005.jpg",
+                                   Path(__file__).parents[1] / "data" / "cups-rendered" / "images" / "s000104.jpg"])
+def test_the_second_judge_asked_only_where_the_first_doubts_reads_the_photo_alike(
+        image: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second judge is asked only about the places the first doubts (judge.SOLO_SURE, a photo
+    about 30 % quicker): every cup, turned cup and ball is read as when both judge every place.
+    (On each of these photos the first judge alone reads a cup, a turned cup or a ball otherwise.)"""
+    assert main(["cups", str(image), "--json"]) == 0
+    solo = json.loads(capsys.readouterr().out)
+    monkeypatch.setattr("companion.vision.cups.judge.SOLO_SURE", 2.0)   # both asked everywhere
+    assert main(["cups", str(image), "--json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    for what in ("sides", "upside_down", "balls"):
+        assert solo[what] == both[what], what
+
+
 SILVER = Path(__file__).parents[1] / "data" / "cups-silver"
 
 

@@ -340,6 +340,33 @@ def reading(found: list[Found], eye: np.ndarray, table_w: float, table_h: float 
     return out
 
 
+# A cup turned over and one standing show their tops at one height, so their centres lie at least
+# a rim (80 mm or more) apart on the table's plane, farther still seen from above; a turned find
+# nearer a standing one than this is the same cup seen twice (the shaded side of a red cup with a
+# ball in it read as a turned cup's top: hidden-like validation s091100)
+ONE_CUP_MM = 75.0
+ONE_CUP = True
+
+
+def one_cup_a_place(found: list[Found]) -> list[Found]:
+    """Where a turned find and a standing one are ONE_CUP_MM or nearer, the one the finder's heat
+    of its own kind says more plainly (a ball in the standing one says standing)."""
+    if not ONE_CUP:
+        return found
+    cups = [f for f in found if f.kind in ("standing", "turned") and f.kinds is not None]
+    balls = [f for f in found if f.kind == "ball"]
+    drop: set[int] = set()   # (by identity: a Found holds arrays)
+    for t in (f for f in cups if f.kind == "turned"):
+        for c in (f for f in cups if f.kind == "standing"):
+            if (t.x - c.x) ** 2 + (t.y - c.y) ** 2 > ONE_CUP_MM ** 2 or id(c) in drop or id(t) in drop:
+                continue
+            heat_t = max(float(t.kinds[i]) for i in range(len(KINDS) - 1) if KINDS[i][0] == "turned")
+            heat_c = max(float(c.kinds[i]) for i in range(len(KINDS) - 1) if KINDS[i][0] == "standing")
+            ball = any((b.x - c.x) ** 2 + (b.y - c.y) ** 2 < 45.0 ** 2 for b in balls)
+            drop.add(id(t if ball or heat_c >= heat_t else c))
+    return [f for f in found if id(f) not in drop]
+
+
 SILVER = JUDGE_CLASSES[1:].index("standing.silver")
 SILVER_FROM = 0.3   # a side with no silver cup: its colour cup this likely silver is it
 SILVER_FLOOR = 0.02  # and the finder's silver peaks this faint are judged for it
@@ -519,7 +546,7 @@ def read_photo(frame: np.ndarray, focal: float | None = None):
     judged = f.last_judged or []
     if f.last_judged is not None and sum(x.kind == "standing" and x.cup == "silver" for x in found) < 2:
         judged = judged + f.silver_again(frame, cal, width, depth)
-    out = reading(one_silver_a_side(found, judged, eye, width), eye, width, depth)
+    out = reading(one_cup_a_place(one_silver_a_side(found, judged, eye, width)), eye, width, depth)
     out.cups = in_their_rows(out.cups)
     if f.judge is not None and TALLY_WALKED:
         along_the_tally(out, frame, cal, f.judge)

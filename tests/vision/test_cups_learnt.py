@@ -423,6 +423,21 @@ def test_a_glass_off_the_rows_is_not_a_cup(capsys: pytest.CaptureFixture[str], m
     assert got - truth["cups"] == Counter({("A", "blue"): 1}) and not truth["cups"] - got
 
 
+def test_a_thing_past_the_markers_is_not_a_cup(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """s120020: a green thing lies past the far markers, beyond the table the markers mark out,
+    and the networks see side A's fourth green cup in it. The table ends 30 mm past the markers,
+    so every count of the photo is right; at 60 mm the thing was a cup."""
+    image = CLUTTER / "images" / "s120020.jpg"
+    truth = scene_truth(CLUTTER)[str(image)]
+    assert main(["cups", str(image), "--json"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert counts(line["sides"]) == truth["cups"] and counts(line["upside_down"]) == truth["turned"]
+    monkeypatch.setattr("companion.vision.cups.net.OFF_TABLE_MM", 60.0)
+    assert main(["cups", str(image), "--json"]) == 0
+    got = counts(json.loads(capsys.readouterr().out)["sides"])
+    assert got - truth["cups"] == Counter({("A", "green"): 1}) and not truth["cups"] - got
+
+
 SEQUENCES = Path(__file__).parents[1] / "data" / "cups-sequences"
 
 

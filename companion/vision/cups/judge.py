@@ -45,7 +45,7 @@ CLASSES = ["none"] + [f"standing.{c}" for c in ("blue", "red", "green", "yellow"
 # was so sure, the two together named the same class at every one of 1,014 places, "none" within
 # 0.012, and no ball's side of even changed). A photo ~25 % quicker, every reading the same on the
 # 24 hidden-like validation tables, 105 turned-rich ones and the 40 drawn ones (models/cup-judge.md,
-# "Speed of a photo")
+# "One cup a place, and a photo's speed")
 SOLO_SURE, SOLO_BALL = 0.999, 5.0
 UP_MM = 100.0      # "up" at a place: where a point this far above it shows
 STANDING = [k for k, c in enumerate(CLASSES) if c.startswith("standing.")]

@@ -36,7 +36,10 @@ STRIDE = 4         # the network's output cell: 16 mm
 COLOURS = ("blue", "red", "green", "yellow")
 # output channels: standing cups of each colour and the silver cup, turned cups of each colour, a ball
 KINDS = [("standing", c) for c in (*COLOURS, "silver")] + [("turned", c) for c in COLOURS] + [("ball", "")]
+STANDING_KINDS = [i for i, (what, _) in enumerate(KINDS) if what == "standing"]
+TURNED_KINDS = [i for i, (what, _) in enumerate(KINDS) if what == "turned"]
 SURE = 0.4         # a peak this high is a thing (the held-out renders' best F1, models/cup-finder.md)
+BALL_IN_MM = 45.0  # a ball this near a standing cup's centre (where its rim shows) rests in it
 APART_MM = 55.0    # two cups' centres are never closer (the smallest rim, 80 mm, seen as it stands)
 MARKER_CLEAR_MM = 55.0   # a find this near a marker's centre (either way) is the marker
 # a cup standing this far outside the markers' rectangle is not on the table (60 at first; 30 left
@@ -336,7 +339,7 @@ def reading(found: list[Found], eye: np.ndarray, table_w: float, table_h: float 
         out.upside_down += [CupSeen(side_of(eye, f, table_w), f.cup, f.x, f.y, [], f.score) for f in grown]
         off = [f for f in off if f not in grown]
     for b in (f for f in found if f.kind == "ball"):
-        near = [c for c in out.cups if (c.x - b.x) ** 2 + (c.y - b.y) ** 2 < 45.0 ** 2]
+        near = [c for c in out.cups if (c.x - b.x) ** 2 + (c.y - b.y) ** 2 < BALL_IN_MM ** 2]
         if near:
             cup = min(near, key=lambda c: (c.x - b.x) ** 2 + (c.y - b.y) ** 2)
             cup.ball = max(cup.ball, 1.0)
@@ -363,9 +366,8 @@ def one_cup_a_place(found: list[Found]) -> list[Found]:
         for c in (f for f in cups if f.kind == "standing"):
             if (t.x - c.x) ** 2 + (t.y - c.y) ** 2 > ONE_CUP_MM ** 2 or id(c) in drop or id(t) in drop:
                 continue
-            heat_t = max(float(t.kinds[i]) for i in range(len(KINDS) - 1) if KINDS[i][0] == "turned")
-            heat_c = max(float(c.kinds[i]) for i in range(len(KINDS) - 1) if KINDS[i][0] == "standing")
-            ball = any((b.x - c.x) ** 2 + (b.y - c.y) ** 2 < 45.0 ** 2 for b in balls)
+            heat_t, heat_c = float(t.kinds[TURNED_KINDS].max()), float(c.kinds[STANDING_KINDS].max())
+            ball = any((b.x - c.x) ** 2 + (b.y - c.y) ** 2 < BALL_IN_MM ** 2 for b in balls)
             drop.add(id(t if ball or heat_c >= heat_t else c))
     return [f for f in found if id(f) not in drop]
 
@@ -625,7 +627,7 @@ class NetCupReader(CupReader):
         judge = finder().judge
         ask = []   # the cups the finder sees a ball in (the judge, where here, has the last word)
         for b in (f for f in found if f.kind == "ball"):
-            near = [c for c in out.cups if math.hypot(c.x - b.x, c.y - b.y) < 45.0]
+            near = [c for c in out.cups if math.hypot(c.x - b.x, c.y - b.y) < BALL_IN_MM]
             if near:
                 cup = min(near, key=lambda c: math.hypot(c.x - b.x, c.y - b.y))
                 cup.ball = 1.0
